@@ -1,0 +1,1 @@
+//! `udt-netsim`: a seeded link model (placeholder until the link lands).

@@ -1,0 +1,17 @@
+//! `udt-proto`: the UDT4 protocol as a deterministic, sans-IO state machine.
+//!
+//! # Contract
+//! - No I/O: this crate opens no socket, spawns no thread and reads no clock (clippy's
+//!   `disallowed-methods` enforces it). Time comes in as [`time::Instant`] arguments,
+//!   datagrams come in as byte slices, and what to send comes out as bytes with a destination.
+//! - Deterministic: the same inputs (including the caller-provided seeds) give the same
+//!   outputs, so hours of WAN traffic can be simulated in seconds and replayed exactly.
+//! - Total on network input: every parser returns an error for bad bytes, never panics, and
+//!   never allocates from an unchecked length.
+//! - Wire-compatible with libudt 4.11 (see `shared/udt-protocol.md` in the project).
+
+pub mod seq;
+pub mod time;
+
+pub use seq::{AckNumber, MsgNumber, SeqNumber, SocketId};
+pub use time::Instant;
