@@ -10,6 +10,7 @@
 //!   never allocates from an unchecked length.
 //! - Wire-compatible with libudt 4.11 (see `shared/udt-protocol.md` in the project).
 
+pub mod congestion;
 pub mod seq;
 pub mod time;
 
