@@ -10,8 +10,11 @@
 //!   never allocates from an unchecked length.
 //! - Wire-compatible with libudt 4.11 (see `shared/udt-protocol.md` in the project).
 
+#[cfg(any(fuzzing, test))]
+pub mod fuzzing;
 pub mod seq;
 pub mod time;
+pub mod wire;
 
 pub use seq::{AckNumber, MsgNumber, SeqNumber, SocketId};
 pub use time::Instant;
