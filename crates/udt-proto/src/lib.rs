@@ -11,8 +11,11 @@
 //! - Wire-compatible with libudt 4.11 (see `shared/udt-protocol.md` in the project).
 
 pub mod congestion;
+#[cfg(any(fuzzing, test))]
+pub mod fuzzing;
 pub mod seq;
 pub mod time;
+pub mod wire;
 
 pub use seq::{AckNumber, MsgNumber, SeqNumber, SocketId};
 pub use time::Instant;

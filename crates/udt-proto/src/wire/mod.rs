@@ -1,0 +1,224 @@
+//! The UDT 4.11 packet codec: byte-exact parse and emit for every packet type.
+//!
+//! # Shape (after smoltcp's `wire`)
+//! - [`Header`] is a checked view over the fixed 16-byte header; [`field`] holds the `const`
+//!   byte ranges. Once [`Header::new_checked`] succeeds, no accessor can panic.
+//! - Each packet kind has a `Repr` ([`DataRepr`], [`ControlRepr`] and the bodies
+//!   [`HandshakeRepr`], [`AckRepr`], [`NakRepr`]) with the same three verbs: `parse`,
+//!   `buffer_len` and `emit`. `emit` *appends* to a `Vec<u8>`, so a caller can reuse one buffer
+//!   per datagram (or batch several datagrams back to back) without a per-packet allocation.
+//! - [`Packet`] ties them together: `Packet::parse` on a whole UDP payload, and
+//!   `Packet::emit` writes exactly `Packet::buffer_len` bytes.
+//!
+//! # Totality
+//! Parsing is total: any byte string gives a packet or an [`Error`], never a panic, and the
+//! only allocations (the NAK range list and user-defined bodies) are bounded by the datagram
+//! length, never by a field value. Fields the 4.11 receiver ignores (extended type of
+//! non-user-defined packets, additional info where unused, the pad of body-less packets) are
+//! ignored here too, so `parse(emit(parse(x))) == parse(x)` holds but `emit(parse(x)) == x`
+//! only for canonical encodings.
+//!
+//! # Round trip
+//! ```
+//! use udt_proto::wire::{Boundary, DataRepr, Packet, Timestamp};
+//! use udt_proto::{MsgNumber, SeqNumber, SocketId};
+//!
+//! let repr = Packet::Data(DataRepr {
+//!     seq: SeqNumber::new(0x2A3B_4C5D),
+//!     boundary: Boundary::Solo,
+//!     in_order: false,
+//!     msg: MsgNumber::new(1),
+//!     timestamp: Timestamp(1300),
+//!     dst: SocketId(0x0BAD_F00D),
+//!     payload: b"hello",
+//! });
+//! let mut datagram = Vec::new();
+//! repr.emit(&mut datagram);
+//! assert_eq!(datagram.len(), repr.buffer_len());
+//! assert_eq!(&datagram[..8], &[0x2A, 0x3B, 0x4C, 0x5D, 0xC0, 0x00, 0x00, 0x01]);
+//! assert_eq!(repr.to_string(), "data #708529245 ff=solo o=0 msg1 ts=1300 dst=0xbadf00d len=5");
+//! assert_eq!(Packet::parse(&datagram), Ok(repr));
+//! ```
+
+pub mod ack;
+pub mod control;
+pub mod data;
+pub mod handshake;
+pub mod header;
+pub mod loss_list;
+mod pretty;
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use crate::seq::SocketId;
+use crate::time::{duration_micros, Instant};
+
+pub use ack::{AckDetails, AckRates, AckRepr};
+pub use control::{ControlBody, ControlRepr, ControlType};
+pub use data::{emit_data_header, Boundary, DataHeader, DataRepr};
+pub use handshake::{peer_ip_from_words, peer_ip_words, HandshakeRepr, ReqType, SocketType};
+pub use header::{field, Header};
+pub use loss_list::{emit_nak_body, LossListIter, NakRepr, SeqRange};
+
+/// Length of the common header of every UDT packet (four 32-bit words).
+pub const HEADER_LEN: usize = 16;
+
+/// Why a datagram could not be parsed. Small and `Copy`: each variant is one
+/// "malformed by reason" counter in the connection statistics (see [`Error::reason`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum Error {
+    /// Shorter than its packet type needs (less than the 16-byte header, or a body shorter
+    /// than the fields its type always carries).
+    #[error("packet truncated")]
+    Truncated,
+    /// A control packet whose type field (bits 1–15 of word 0) is not a 4.11 type.
+    #[error("unknown control type {0:#x}")]
+    UnknownControlType(u16),
+    /// A body length 4.11 would misread: a handshake body other than 48 bytes, an ACK body of
+    /// 8, 12, 20 bytes (or any length that is neither 4, 16 nor at least 24).
+    #[error("bad body length")]
+    BadLength,
+    /// A NAK body that is empty, ends with a range start, has a range end with the range bit
+    /// set, or has a range whose last number is before its first.
+    #[error("bad loss list")]
+    BadLossList,
+}
+
+impl Error {
+    /// Number of distinct reasons, for counter arrays indexed by [`Error::index`].
+    pub const COUNT: usize = 4;
+    /// The stable names of all reasons, in [`Error::index`] order.
+    pub const REASONS: [&'static str; Self::COUNT] = [
+        "truncated",
+        "unknown_control_type",
+        "bad_length",
+        "bad_loss_list",
+    ];
+
+    /// A stable `snake_case` name for statistics and logs.
+    pub fn reason(&self) -> &'static str {
+        Self::REASONS[self.index()]
+    }
+
+    /// A dense index in `0..Error::COUNT`, for counter arrays.
+    pub fn index(&self) -> usize {
+        match self {
+            Self::Truncated => 0,
+            Self::UnknownControlType(_) => 1,
+            Self::BadLength => 2,
+            Self::BadLossList => 3,
+        }
+    }
+}
+
+/// A packet timestamp in microseconds (32 bits, wrapping after about 71.6 minutes).
+///
+/// Data packets: time since the *sending socket was opened*. Control packets: always 0 when
+/// generated by 4.11 (it never fills the field in), and nothing in 4.11 reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord)]
+pub struct Timestamp(pub u32);
+
+impl Timestamp {
+    /// The timestamp of control packets.
+    pub const ZERO: Self = Self(0);
+
+    /// The data timestamp at `now` for a socket opened at `opened`: elapsed microseconds
+    /// truncated to 32 bits, as 4.11 does.
+    pub fn since(opened: Instant, now: Instant) -> Self {
+        Self::from_duration(now.saturating_duration_since(opened))
+    }
+
+    /// `elapsed` in microseconds, truncated to 32 bits (the wire field wraps).
+    pub fn from_duration(elapsed: Duration) -> Self {
+        // Truncation is the wire semantics: the field wraps every 2^32 µs.
+        Self(duration_micros(elapsed) as u32)
+    }
+
+    /// The raw microsecond count.
+    pub const fn as_micros(self) -> u32 {
+        self.0
+    }
+}
+
+/// One parsed UDT datagram.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Packet<'a> {
+    /// A data packet; its payload borrows from the parsed buffer.
+    Data(DataRepr<'a>),
+    /// A control packet.
+    Control(ControlRepr),
+}
+
+impl<'a> Packet<'a> {
+    /// Parses one whole UDP payload.
+    pub fn parse(buf: &'a [u8]) -> Result<Self, Error> {
+        let header = Header::new_checked(buf)?;
+        if header.is_control() {
+            ControlRepr::parse_header(&header).map(Self::Control)
+        } else {
+            Ok(Self::Data(DataRepr::parse_header(&header)))
+        }
+    }
+
+    /// Exact number of bytes [`Packet::emit`] appends.
+    pub fn buffer_len(&self) -> usize {
+        match self {
+            Self::Data(data) => data.buffer_len(),
+            Self::Control(control) => control.buffer_len(),
+        }
+    }
+
+    /// Appends the datagram to `out` (reserving once, no other allocation).
+    pub fn emit(&self, out: &mut Vec<u8>) {
+        match self {
+            Self::Data(data) => data.emit(out),
+            Self::Control(control) => control.emit(out),
+        }
+    }
+
+    /// The destination socket id (header word 3).
+    pub fn dst_socket(&self) -> SocketId {
+        match self {
+            Self::Data(data) => data.dst,
+            Self::Control(control) => control.dst,
+        }
+    }
+
+    /// The header timestamp (word 2).
+    pub fn timestamp(&self) -> Timestamp {
+        match self {
+            Self::Data(data) => data.timestamp,
+            Self::Control(control) => control.timestamp,
+        }
+    }
+}
+
+impl<'a> From<DataRepr<'a>> for Packet<'a> {
+    fn from(data: DataRepr<'a>) -> Self {
+        Self::Data(data)
+    }
+}
+
+impl From<ControlRepr> for Packet<'_> {
+    fn from(control: ControlRepr) -> Self {
+        Self::Control(control)
+    }
+}
+
+/// The destination socket id of a datagram (word 3), without parsing the rest: the cheap
+/// demultiplexing step. `None` if the datagram is shorter than the header.
+pub fn peek_dst_socket(buf: &[u8]) -> Option<SocketId> {
+    Header::new_checked(buf).ok().map(|header| header.dst())
+}
+
+/// Whether a datagram is a control packet (flag bit set); `None` if it is shorter than the
+/// header.
+pub fn is_control(buf: &[u8]) -> Option<bool> {
+    Header::new_checked(buf)
+        .ok()
+        .map(|header| header.is_control())
+}
