@@ -36,6 +36,11 @@ impl Instant {
         Duration::from_micros(self.0.saturating_sub(earlier.0))
     }
 
+    /// `self - d`, saturating at the epoch.
+    pub fn saturating_sub(self, d: Duration) -> Self {
+        Self(self.0.saturating_sub(duration_micros(d)))
+    }
+
     /// `self + d`, saturating at the far future instead of overflowing.
     pub fn saturating_add(self, d: Duration) -> Self {
         Self(self.0.saturating_add(duration_micros(d)))
