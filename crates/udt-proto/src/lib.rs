@@ -10,6 +10,8 @@
 //!   never allocates from an unchecked length.
 //! - Wire-compatible with libudt 4.11 (see `shared/udt-protocol.md` in the project).
 
+pub mod estimate;
+pub mod loss_list;
 pub mod seq;
 pub mod time;
 
