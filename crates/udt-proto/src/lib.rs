@@ -12,6 +12,7 @@
 
 pub mod estimate;
 pub mod loss_list;
+pub mod recv_buffer;
 pub mod send_buffer;
 pub mod seq;
 pub mod time;
