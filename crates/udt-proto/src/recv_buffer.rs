@@ -335,6 +335,14 @@ impl RecvBuffer {
         if self.mode != Mode::Message {
             return;
         }
+        // Out-of-order messages read in order meanwhile leave stale entries: forget those
+        // already behind the read position so `has_message` stays cheap.
+        while let Some(&first) = self.unordered.ready.front() {
+            if self.read_seq.offset_to(first) >= 0 {
+                break;
+            }
+            self.unordered.ready.pop_front();
+        }
         while self.acked > 0 {
             match self.scan_front() {
                 FrontScan::Complete(pkts) => {
