@@ -15,6 +15,7 @@ pub mod congestion;
 pub mod fuzzing;
 pub mod estimate;
 pub mod loss_list;
+pub mod recv_buffer;
 pub mod send_buffer;
 pub mod seq;
 pub mod time;

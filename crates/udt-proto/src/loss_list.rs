@@ -4,7 +4,7 @@
 //! Both are sets of inclusive sequence ranges kept sorted, disjoint and maximal (adjacent
 //! ranges are merged), bounded by a capacity in packets (4.11: 2 × flow window) so a peer
 //! cannot make them grow without limit. Ranges are keyed in a `BTreeMap` by an *unwrapped*
-//! 64-bit position ([`Unwrapper`]), which turns the 2³¹ wrap into plain integer order: insert
+//! 64-bit position (see `Unwrapper`), which turns the 2³¹ wrap into plain integer order: insert
 //! and remove are O(log n) per range touched, `first` is O(log n) with a tiny constant.
 
 use std::collections::BTreeMap;
