@@ -321,3 +321,4 @@ fn handshake_survives_heavy_loss() {
 
 mod listener_flood;
 mod messages;
+mod raw_peer;

@@ -163,13 +163,19 @@ fn one_gig(loss: f64) -> Bottleneck {
     }
 }
 
+/// Issue 2: one native flow reaches 90% of a 1 Gbit/s, 100 ms path with a BDP queue within
+/// 10 s and holds it. "Holds" is the time average from that second to the end of a 60 s run,
+/// which includes a queue-overflow episode: native UDT's up-to-five 1.125 decreases per
+/// congestion period dip the rate for a few seconds (printed), and a later controller should
+/// do better.
 #[test]
 fn single_flow_fills_a_1gbit_100ms_path() {
+    const SECONDS: usize = 60;
     let flows = [FlowSpec {
         rtt: Duration::from_millis(100),
     }];
-    let series = run_flows(&flows, one_gig(0.0), 40, 1);
-    let util: Vec<f64> = (0..40)
+    let series = run_flows(&flows, one_gig(0.0), SECONDS, 1);
+    let util: Vec<f64> = (0..SECONDS)
         .map(|s| series.mean_bps(0, s, s + 1) / 1e9)
         .collect();
     println!("1 Gbit/s, 100 ms RTT, BDP queue: utilisation per second {util:.3?}");
@@ -178,8 +184,10 @@ fn single_flow_fills_a_1gbit_100ms_path() {
         .position(|&u| u >= 0.90)
         .expect("never reached 90% of the link");
     assert!(first < 10, "reached 90% only in second {first}");
-    let after: Vec<f64> = util[first..].to_vec();
+    let after = &util[first..];
     let held = after.iter().sum::<f64>() / after.len() as f64;
+    let worst = after.iter().copied().fold(f64::INFINITY, f64::min);
+    println!("reached 90% in second {first}; mean afterwards {held:.3}, worst second {worst:.3}");
     assert!(
         held >= 0.90,
         "did not hold 90% after reaching it: {after:.3?}"
