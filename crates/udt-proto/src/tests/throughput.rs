@@ -261,3 +261,31 @@ fn flows_with_20ms_and_200ms_rtt_get_similar_shares() {
         "shares differ by more than 20%: {rates:?}"
     );
 }
+
+/// Regression guard (style habit 6): native UDT's utilisation on a 100 Mbit/s path over a grid
+/// of RTT and random loss, in virtual time. Deterministic, so any protocol or controller change
+/// that moves these numbers shows up in review as a snapshot diff (`cargo insta review`).
+#[test]
+fn loss_by_rtt_table_snapshot() {
+    let mut table = String::from("rtt_ms  loss%   util%  (100 Mbit/s, BDP queue, seconds 5-15)\n");
+    for rtt_ms in [10u64, 50, 200] {
+        for loss in [0.0, 0.001, 0.01] {
+            let flows = [FlowSpec {
+                rtt: Duration::from_millis(rtt_ms),
+            }];
+            let bottleneck = Bottleneck {
+                wire_bps: 100_000_000,
+                loss,
+                queue_rtt: Duration::from_millis(rtt_ms),
+            };
+            let series = run_flows(&flows, bottleneck, 15, 40 + rtt_ms);
+            let util = series.mean_bps(0, 5, 15) / 1e8 * 100.0;
+            table.push_str(&format!(
+                "{rtt_ms:>6}  {:>5.2}  {util:>6.1}\n",
+                loss * 100.0
+            ));
+        }
+    }
+    println!("{table}");
+    insta::assert_snapshot!(table);
+}
