@@ -379,11 +379,11 @@ fn light_ack_every_64_packets() {
     assert_eq!(lights, 2);
 }
 
-#[test]
-fn server_repeats_its_response_to_a_repeated_request() {
+/// Our listener at `us()` accepts a 4.11-style client at `peer()`: returns the endpoint, the
+/// accepted connection and the client's final request (req −1 with the cookie), as bytes.
+fn accepted_server(now: Instant) -> (Endpoint, Connection, Vec<u8>) {
     let mut ep = Endpoint::new(3);
     ep.listen(ConnectionConfig::default());
-    let now = Instant::from_micros(5);
     let mut request = crate::handshake::Connector::request(
         SocketType::STREAM,
         SeqNumber::new(777),
@@ -421,16 +421,28 @@ fn server_repeats_its_response_to_a_repeated_request() {
     let Some(DatagramEvent::NewConnection(inc)) = ep.handle(now, peer(), &bytes, &mut buf) else {
         panic!("not accepted")
     };
-    let mut conn = ep.accept(now, inc, None);
+    let conn = ep.accept(now, inc, None);
+    (ep, conn, bytes)
+}
+
+fn first_handshake(out: &[u8]) -> (SocketId, HandshakeRepr) {
+    let Ok(Packet::Control(c)) = Packet::parse(out) else {
+        panic!("not a control packet")
+    };
+    let ControlBody::Handshake(h) = c.body else {
+        panic!("not a handshake")
+    };
+    (c.dst, h)
+}
+
+#[test]
+fn server_repeats_its_response_to_a_repeated_request() {
+    let now = Instant::from_micros(5);
+    let (mut ep, mut conn, request) = accepted_server(now);
     let mut out = Vec::new();
     conn.poll_transmit(now, &mut out).unwrap();
-    let Ok(Packet::Control(first)) = Packet::parse(&out) else {
-        panic!()
-    };
-    let ControlBody::Handshake(resp) = first.body else {
-        panic!()
-    };
-    assert_eq!(first.dst, PEER_ID);
+    let (dst, resp) = first_handshake(&out);
+    assert_eq!(dst, PEER_ID);
     assert_eq!(resp.req_type, ReqType::RESPONSE);
     assert_eq!(
         resp.isn,
@@ -440,18 +452,66 @@ fn server_repeats_its_response_to_a_repeated_request() {
     assert_eq!(resp.mss, 1400, "min of both MSS");
     assert_eq!(resp.socket_id, conn.local_id());
     // The client missed it and asks again: routed to the same connection, same answer.
-    let Some(DatagramEvent::Connection(id)) = ep.handle(now, peer(), &bytes, &mut buf) else {
+    let mut buf = Vec::new();
+    let Some(DatagramEvent::Connection(id)) = ep.handle(now, peer(), &request, &mut buf) else {
         panic!("repeat not routed to the connection")
     };
     assert_eq!(id, conn.local_id());
-    conn.handle_datagram(now, peer(), &bytes);
+    conn.handle_datagram(now, peer(), &request);
     out.clear();
     conn.poll_transmit(now, &mut out).unwrap();
-    let Ok(Packet::Control(again)) = Packet::parse(&out) else {
-        panic!()
-    };
-    let ControlBody::Handshake(again) = again.body else {
-        panic!()
-    };
+    let (_, again) = first_handshake(&out);
     assert_eq!((again.isn, again.socket_id), (resp.isn, resp.socket_id));
+}
+
+/// Quirk 28: a just-connected 4.11 client drops data that races its registration, so the
+/// server waits until the client speaks, or 15 ms.
+#[test]
+fn server_holds_first_data_until_the_client_is_heard_or_15ms() {
+    let now = Instant::from_micros(5);
+    let (_ep, conn, _) = accepted_server(now);
+    let mut raw = Raw { now, conn };
+    raw.drain();
+    raw.conn.send(raw.now, &[3u8; 100]).unwrap();
+    assert!(raw.data_seqs().is_empty(), "data sent during the hold");
+    raw.feed_control(ControlBody::KeepAlive);
+    assert_eq!(
+        raw.data_seqs().len(),
+        1,
+        "the client spoke: data goes at once"
+    );
+
+    let (_ep, conn, _) = accepted_server(now);
+    let mut quiet = Raw { now, conn };
+    quiet.drain();
+    quiet.conn.send(quiet.now, &[3u8; 100]).unwrap();
+    let mut first_at = None;
+    for _ in 0..30 {
+        if !quiet.data_seqs().is_empty() {
+            first_at = Some(quiet.now - now);
+            break;
+        }
+    }
+    let first_at = first_at.expect("data never sent");
+    assert!(
+        first_at >= Duration::from_millis(15) && first_at <= Duration::from_millis(16),
+        "first data after {first_at:?}"
+    );
+}
+
+#[test]
+fn caller_announces_itself_after_connecting() {
+    let mut ep = Endpoint::new(1);
+    let now = Instant::from_micros(1_000);
+    let conn = ep
+        .connect(now, peer(), ConnectionConfig::default())
+        .unwrap();
+    let mut raw = Raw { now, conn };
+    let mut hs = raw.handshakes().remove(0);
+    hs.cookie = 1;
+    raw.feed_control(ControlBody::Handshake(hs));
+    let mut response = raw.handshakes().remove(0);
+    response.socket_id = PEER_ID;
+    raw.feed_control(ControlBody::Handshake(response));
+    assert_eq!(raw.controls(), vec![ControlBody::KeepAlive]);
 }
