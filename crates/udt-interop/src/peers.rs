@@ -163,8 +163,8 @@ impl Json {
         let pat = format!("\"{key}\":");
         let start = self.0.find(&pat)? + pat.len();
         let rest = &self.0[start..];
-        let end = if rest.starts_with('"') {
-            rest[1..].find('"')? + 2
+        let end = if let Some(quoted) = rest.strip_prefix('"') {
+            quoted.find('"')? + 2
         } else {
             rest.find([',', '}']).unwrap_or(rest.len())
         };

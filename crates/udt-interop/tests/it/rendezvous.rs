@@ -12,10 +12,21 @@ fn rendezvous_config() -> udt_proto::ConnectionConfig {
     c
 }
 
+/// The captured handshakes, one line each (`--nocapture` shows them).
+fn print_handshakes(d: &udt_interop::driver::Driver) {
+    for (dir, list) in [("rx", &d.capture.received), ("tx", &d.capture.sent)] {
+        for (addr, bytes) in list.iter().filter(|(_, b)| b.len() == 64) {
+            let p = udt_proto::wire::Packet::parse(bytes).map(|p| p.to_string());
+            println!("rendezvous {dir} {addr}: {p:?}");
+        }
+    }
+}
+
 #[test]
 fn rendezvous_we_send() {
     let total = 2u64 << 20;
     let mut d = driver(21);
+    d.capture_first(8);
     let theirs = free_port();
     let mut cli = client(&[
         "--rendezvous".into(),
@@ -32,8 +43,10 @@ fn rendezvous_we_send() {
         .connect(([127, 0, 0, 1], theirs).into(), rendezvous_config())
         .expect("connect");
     wait_connected(&mut d, id);
-    cli.expect_event("connected", Duration::from_secs(10));
+    // Keep turning (libudt may still need our -2 re-response): no blocking wait on the
+    // child's "connected" line here, its result line says it all.
     send_stream(&mut d, id, total, Duration::from_secs(60));
+    print_handshakes(&d);
     let r = cli.result(Duration::from_secs(30));
     println!("rendezvous ours -> libudt: {}", r.0);
     assert_eq!(r.bool("ok"), Some(true), "{}", r.0);
@@ -44,6 +57,7 @@ fn rendezvous_we_send() {
 fn rendezvous_libudt_sends() {
     let total = 2u64 << 20;
     let mut d = driver(22);
+    d.capture_first(8);
     let theirs = free_port();
     let id = d
         .connect(([127, 0, 0, 1], theirs).into(), rendezvous_config())
@@ -58,6 +72,7 @@ fn rendezvous_libudt_sends() {
         total.to_string(),
     ]);
     wait_connected(&mut d, id);
+    print_handshakes(&d);
     let (got, _) = recv_stream(&mut d, id, Duration::from_secs(60));
     let r = cli.result(Duration::from_secs(30));
     println!("rendezvous libudt -> ours: {got} B; client: {}", r.0);

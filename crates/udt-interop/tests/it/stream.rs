@@ -88,6 +88,8 @@ fn our_server_streams_to_libudt_client() {
         "ours (server) -> libudt client: {total} B in {secs:.3} s; client: {}",
         r.0
     );
+    println!("our stats: {:?}", d.conn(id).stats());
+    println!("our path: {:?}", d.conn(id).path_stats());
     assert_eq!(r.bool("ok"), Some(true), "{}", r.0);
     assert_eq!(r.bool("peer_closed"), Some(true), "{}", r.0);
 }
