@@ -230,8 +230,7 @@ fn nak_triggers_retransmission_of_exactly_the_reported_packets() {
             },
         ],
     }));
-    // Leaving slow start on this first loss, the native controller paces at the receive rate
-    // it knows, 4.11's initial 16 packets/s: collect for 250 ms (before the EXP timer).
+    // Collect for 250 ms (before the EXP timer).
     let mut resent = Vec::new();
     for _ in 0..250 {
         resent.extend(raw.data_seqs());
@@ -247,8 +246,7 @@ fn exp_retransmits_unacknowledged_data_with_growing_intervals() {
     let start = raw.now;
     let mut resent_at = Vec::new();
     for _ in 0..2500 {
-        // The first packet of each timeout round (the controller then paces the rest at the
-        // initial 16 packets/s, as 4.11 does).
+        // The first packet of each timeout round.
         if raw.data_seqs().first() == Some(&isn) {
             resent_at.push((raw.now - start).as_millis());
         }
@@ -465,9 +463,9 @@ fn server_repeats_its_response_to_a_repeated_request() {
 }
 
 /// Quirk 28: a just-connected 4.11 client drops data that races its registration, so the
-/// server waits until the client speaks, or 15 ms.
+/// server waits until the client speaks, or 50 ms.
 #[test]
-fn server_holds_first_data_until_the_client_is_heard_or_15ms() {
+fn server_holds_first_data_until_the_client_is_heard_or_50ms() {
     let now = Instant::from_micros(5);
     let (_ep, conn, _) = accepted_server(now);
     let mut raw = Raw { now, conn };
@@ -486,7 +484,7 @@ fn server_holds_first_data_until_the_client_is_heard_or_15ms() {
     quiet.drain();
     quiet.conn.send(quiet.now, &[3u8; 100]).unwrap();
     let mut first_at = None;
-    for _ in 0..30 {
+    for _ in 0..60 {
         if !quiet.data_seqs().is_empty() {
             first_at = Some(quiet.now - now);
             break;
@@ -494,7 +492,7 @@ fn server_holds_first_data_until_the_client_is_heard_or_15ms() {
     }
     let first_at = first_at.expect("data never sent");
     assert!(
-        first_at >= Duration::from_millis(15) && first_at <= Duration::from_millis(16),
+        first_at >= Duration::from_millis(50) && first_at <= Duration::from_millis(51),
         "first data after {first_at:?}"
     );
 }
