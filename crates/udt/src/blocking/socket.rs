@@ -20,6 +20,9 @@ use crate::error::{io_error, recv_error, send_error, timed_out};
 use crate::mux::MuxRef;
 use crate::shared::{ConnShared, ConnState};
 
+/// Most bytes one `write` copies into the send buffer under the connection's lock.
+const MAX_WRITE_PER_LOCK: usize = 256 << 10;
+
 /// `AtomicU64` encoding of "no timeout".
 const NO_TIMEOUT: u64 = u64::MAX;
 
@@ -86,6 +89,8 @@ impl Socket {
         }
         let deadline = deadline(&self.write_timeout_ns);
         let mux = self.mux.mux();
+        // Bound the time the connection stays locked (the I/O thread waits meanwhile).
+        let data = &data[..data.len().min(MAX_WRITE_PER_LOCK)];
         self.conn
             .wait_until(deadline, |st| match st.conn.send(mux.now(), data) {
                 Ok(n) => {
