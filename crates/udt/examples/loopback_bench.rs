@@ -3,6 +3,8 @@
 //! `cargo run --release -p udt --example loopback_bench -- [seconds]` (default 10). Both ends
 //! run in this process, so the CPU figure (getrusage of the process: user + system) covers
 //! sender and receiver together.
+//!
+//! `... -- idle [seconds]`: hold one connected, idle pair open and report the CPU it costs.
 
 use std::io::{Read, Write};
 use std::thread;
@@ -19,10 +21,15 @@ fn cpu_seconds() -> f64 {
 }
 
 fn main() -> std::io::Result<()> {
-    let secs: u64 = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let idle = args.first().is_some_and(|a| a == "idle");
+    let secs: u64 = args
+        .get(usize::from(idle))
         .and_then(|s| s.parse().ok())
         .unwrap_or(10);
+    if idle {
+        return idle_cost(secs);
+    }
     let listener = UdtListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
     let server = thread::spawn(move || -> std::io::Result<u64> {
@@ -73,6 +80,29 @@ fn main() -> std::io::Result<()> {
         path.send_period,
         path.congestion_window_pkts,
         path.rtt
+    );
+    Ok(())
+}
+
+/// CPU used by an open, idle connection (both ends and both I/O threads).
+fn idle_cost(secs: u64) -> std::io::Result<()> {
+    let listener = UdtListener::bind("127.0.0.1:0")?;
+    let addr = listener.local_addr()?;
+    let server = thread::spawn(move || listener.accept().map(|(s, _)| s));
+    let mut client = UdtStream::connect(addr)?;
+    let _server_side = server.join().expect("server thread")?;
+    client.write_all(b"warm up")?;
+    client.flush()?;
+    thread::sleep(Duration::from_secs(1));
+    let cpu0 = cpu_seconds();
+    thread::sleep(Duration::from_secs(secs));
+    let cpu = cpu_seconds() - cpu0;
+    println!(
+        "idle connection pair: {:.4} CPU-s in {secs} s = {:.3}% of a core (both ends), \
+         keep-alives sent by the client: {}",
+        cpu,
+        cpu / secs as f64 * 100.0,
+        client.stats().keepalives_sent
     );
     Ok(())
 }

@@ -36,10 +36,18 @@ fn send_pattern(stream: &mut UdtStream, len: u64, chunk: usize) -> io::Result<()
 
 /// Read to end of stream, checking every byte against the pattern; returns the count.
 fn recv_pattern(stream: &mut UdtStream) -> io::Result<u64> {
+    recv_pattern_upto(stream, u64::MAX)
+}
+
+/// Read up to `limit` bytes (or to end of stream), checking them against the pattern.
+fn recv_pattern_upto(stream: &mut UdtStream, limit: u64) -> io::Result<u64> {
     let mut buf = vec![0u8; 256 << 10];
     let mut got = 0u64;
-    loop {
-        let n = stream.read(&mut buf)?;
+    while got < limit {
+        let want = buf
+            .len()
+            .min(usize::try_from(limit - got).unwrap_or(usize::MAX));
+        let n = stream.read(&mut buf[..want])?;
         if n == 0 {
             return Ok(got);
         }
@@ -54,6 +62,7 @@ fn recv_pattern(stream: &mut UdtStream) -> io::Result<u64> {
         }
         got += n as u64;
     }
+    Ok(got)
 }
 
 /// A listener on an ephemeral loopback port.
