@@ -37,11 +37,17 @@ pub mod blocking;
 mod driver;
 mod error;
 mod mux;
+mod options;
+mod poller;
 mod shared;
 mod sys;
 
-pub use blocking::{Incoming, UdtListener, UdtMessageSocket, UdtStream};
+pub use blocking::{Incoming, Perfmon, UdtListener, UdtMessageSocket, UdtStream};
 pub use error::{connection_error, error_kind, io_error};
+pub use options::{OptionError, SocketOptions};
+#[doc(hidden)]
+pub use poller::PollHandle;
+pub use poller::{PollEvent, Poller, Ready, Source, Token};
 pub use udt_proto::{
     ConfigError, ConnectionConfig, ConnectionError, ConnectionStats, Mode, PathStats, State,
 };
