@@ -130,7 +130,10 @@ impl SocketOptions {
     /// (default 1500; 76..=65535, and at most the UDP buffers). The two sides use the smaller
     /// of their values.
     pub fn set_mss(&mut self, mss: u32) -> Result<&mut Self, OptionError> {
-        let udp_min = self.udp_send_buffer.min(self.udp_recv_buffer);
+        let udp_min = [self.udp_send_buffer, self.udp_recv_buffer]
+            .into_iter()
+            .flatten()
+            .min();
         if let Some(limit) = udp_min.filter(|&l| (mss as usize) > l) {
             return Err(out_of_range("UDT_MSS", mss.into(), 76, limit as u64));
         }

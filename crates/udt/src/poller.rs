@@ -166,9 +166,7 @@ impl PollHandle {
 
     fn is_alive(&self) -> bool {
         match &self.0 {
-            Target::Conn { alive, .. } | Target::Listener { alive, .. } => {
-                alive.strong_count() > 0
-            }
+            Target::Conn { alive, .. } | Target::Listener { alive, .. } => alive.strong_count() > 0,
         }
     }
 
@@ -296,7 +294,11 @@ impl Poller {
     /// zero: just look). `events` is cleared and filled with every ready registration
     /// (level-triggered: a socket stays ready until read / written); returns how many, 0 on
     /// timeout.
-    pub fn wait(&self, events: &mut Vec<PollEvent>, timeout: Option<Duration>) -> io::Result<usize> {
+    pub fn wait(
+        &self,
+        events: &mut Vec<PollEvent>,
+        timeout: Option<Duration>,
+    ) -> io::Result<usize> {
         let deadline = timeout.map(|t| StdInstant::now() + t);
         events.clear();
         loop {

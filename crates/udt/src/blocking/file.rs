@@ -24,7 +24,9 @@ impl UdtStream {
         let mut buf = vec![0u8; FILE_CHUNK.min(usize::try_from(len).unwrap_or(FILE_CHUNK))];
         let mut sent = 0u64;
         while sent < len {
-            let want = buf.len().min(usize::try_from(len - sent).unwrap_or(buf.len()));
+            let want = buf
+                .len()
+                .min(usize::try_from(len - sent).unwrap_or(buf.len()));
             let n = file.read_at(&mut buf[..want], offset + sent)?;
             if n == 0 {
                 return Err(io::Error::new(
@@ -46,7 +48,9 @@ impl UdtStream {
         let mut got = 0u64;
         while got < len {
             // Fill the buffer as far as the stream allows before touching the file.
-            let want = buf.len().min(usize::try_from(len - got).unwrap_or(buf.len()));
+            let want = buf
+                .len()
+                .min(usize::try_from(len - got).unwrap_or(buf.len()));
             let mut filled = 0;
             while filled < want {
                 let n = self.socket.read_blocking(&mut buf[filled..want])?;

@@ -13,11 +13,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant as StdInstant};
 
-use udt_proto::{
-    ConnectionError, ConnectionStats, Mode, PathStats, RecvError, SendError, State,
-};
+use udt_proto::{ConnectionError, ConnectionStats, Mode, PathStats, RecvError, SendError, State};
 
-use super::perf::{Perfmon, PerfSnapshot};
+use super::perf::{PerfSnapshot, Perfmon};
 use crate::error::{timed_out, would_block};
 use crate::mux::MuxRef;
 use crate::options::{check_timeout, RuntimeOptions, SocketOptions};
@@ -190,16 +188,19 @@ impl Socket {
     ) -> io::Result<()> {
         let blocking = self.send_blocking.load(Relaxed);
         let mux = self.mux.mux();
-        self.op(blocking, &self.write_timeout_ns, "send_msg", |st| {
-            match st.conn.send_msg(mux.now(), msg, ttl, in_order) {
+        self.op(
+            blocking,
+            &self.write_timeout_ns,
+            "send_msg",
+            |st| match st.conn.send_msg(mux.now(), msg, ttl, in_order) {
                 Ok(()) => {
                     mux.poke(&self.conn, st);
                     Some(Ok(()))
                 }
                 Err(SendError::WouldBlock | SendError::NotConnected) => None,
                 Err(e) => Some(Err(e.into())),
-            }
-        })
+            },
+        )
     }
 
     pub(crate) fn recv_msg(&self, buf: &mut [u8]) -> io::Result<usize> {

@@ -3,6 +3,8 @@
 mod errors;
 mod loopback;
 mod many;
+mod options;
+mod poller;
 
 use std::io::{self, Read, Write};
 use std::time::Duration;
