@@ -8,8 +8,9 @@ macro_rules! common_socket_methods {
         impl $ty {
             /// Begin a graceful close without waiting and without giving up the handle:
             /// later writes fail, queued data keeps draining up to the linger time, then the
-            /// peer is told. Data already received can still be read. (UDT4 has no
-            /// half-close; this is its `close` in non-blocking mode.)
+            /// peer is told. Data already received can still be read; after it, reads fail
+            /// with `NotConnected`. (UDT4 has no half-close; this is its `close` in
+            /// non-blocking mode, keeping the handle.)
             pub fn shutdown(&self) -> std::io::Result<()> {
                 self.socket.shutdown();
                 Ok(())

@@ -1,5 +1,6 @@
 //! Runtime tests over real loopback sockets: one integration binary (see `shared/style.md`).
 
+mod api;
 mod errors;
 mod loopback;
 mod many;
