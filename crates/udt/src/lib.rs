@@ -44,7 +44,7 @@ mod sys;
 
 pub use blocking::{Incoming, Perfmon, UdtListener, UdtMessageSocket, UdtStream};
 pub use error::{connection_error, error_kind, io_error};
-pub use options::{OptionError, SocketOptions};
+pub use options::{OptValue, OptionError, SocketOptions, UdtOpt};
 #[doc(hidden)]
 pub use poller::PollHandle;
 pub use poller::{PollEvent, Poller, Ready, Source, Token};

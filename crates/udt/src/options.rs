@@ -391,3 +391,245 @@ fn out_of_range(option: &'static str, value: u64, min: u64, max: u64) -> OptionE
         max,
     })
 }
+
+/// A UDT4 option by name and number (`UDTOpt`), for the generic
+/// [`SocketOptions::set`] / `set_option` / `option` calls that code ported from UDT4 uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UdtOpt {
+    /// UDT_MSS (0): int, bytes.
+    Mss,
+    /// UDT_SNDSYN (1): bool.
+    SndSyn,
+    /// UDT_RCVSYN (2): bool.
+    RcvSyn,
+    /// UDT_CC (3): use [`SocketOptions::set_controller`].
+    Cc,
+    /// UDT_FC (4): int, packets.
+    Fc,
+    /// UDT_SNDBUF (5): int, bytes.
+    SndBuf,
+    /// UDT_RCVBUF (6): int, bytes.
+    RcvBuf,
+    /// UDT_LINGER (7): linger.
+    Linger,
+    /// UDP_SNDBUF (8): int, bytes.
+    UdpSndBuf,
+    /// UDP_RCVBUF (9): int, bytes.
+    UdpRcvBuf,
+    /// UDT_MAXMSG (10): declared but unsupported by 4.11.
+    MaxMsg,
+    /// UDT_MSGTTL (11): declared but unsupported by 4.11.
+    MsgTtl,
+    /// UDT_RENDEZVOUS (12): bool.
+    Rendezvous,
+    /// UDT_SNDTIMEO (13): int, milliseconds, -1 for none.
+    SndTimeo,
+    /// UDT_RCVTIMEO (14): int, milliseconds, -1 for none.
+    RcvTimeo,
+    /// UDT_REUSEADDR (15): bool.
+    ReuseAddr,
+    /// UDT_MAXBW (16): int, bytes per second, -1 for unlimited.
+    MaxBw,
+    /// UDT_STATE (17): read-only.
+    State,
+    /// UDT_EVENT (18): read-only.
+    Event,
+    /// UDT_SNDDATA (19): read-only, packets.
+    SndData,
+    /// UDT_RCVDATA (20): read-only, packets.
+    RcvData,
+}
+
+impl UdtOpt {
+    /// Every option in `UDTOpt` order.
+    pub const ALL: [Self; 21] = [
+        Self::Mss,
+        Self::SndSyn,
+        Self::RcvSyn,
+        Self::Cc,
+        Self::Fc,
+        Self::SndBuf,
+        Self::RcvBuf,
+        Self::Linger,
+        Self::UdpSndBuf,
+        Self::UdpRcvBuf,
+        Self::MaxMsg,
+        Self::MsgTtl,
+        Self::Rendezvous,
+        Self::SndTimeo,
+        Self::RcvTimeo,
+        Self::ReuseAddr,
+        Self::MaxBw,
+        Self::State,
+        Self::Event,
+        Self::SndData,
+        Self::RcvData,
+    ];
+
+    /// The option's number in UDT4's `UDTOpt` enum.
+    pub fn number(self) -> i32 {
+        Self::ALL.iter().position(|&o| o == self).unwrap_or(0) as i32
+    }
+
+    /// The option with UDT4 number `n`.
+    pub fn from_number(n: i32) -> Option<Self> {
+        usize::try_from(n)
+            .ok()
+            .and_then(|i| Self::ALL.get(i).copied())
+    }
+
+    /// The UDT4 name, e.g. `UDT_MSS`.
+    pub fn name(self) -> &'static str {
+        const NAMES: [&str; 21] = [
+            "UDT_MSS",
+            "UDT_SNDSYN",
+            "UDT_RCVSYN",
+            "UDT_CC",
+            "UDT_FC",
+            "UDT_SNDBUF",
+            "UDT_RCVBUF",
+            "UDT_LINGER",
+            "UDP_SNDBUF",
+            "UDP_RCVBUF",
+            "UDT_MAXMSG",
+            "UDT_MSGTTL",
+            "UDT_RENDEZVOUS",
+            "UDT_SNDTIMEO",
+            "UDT_RCVTIMEO",
+            "UDT_REUSEADDR",
+            "UDT_MAXBW",
+            "UDT_STATE",
+            "UDT_EVENT",
+            "UDT_SNDDATA",
+            "UDT_RCVDATA",
+        ];
+        NAMES[self.number() as usize]
+    }
+
+    /// Whether the option may only be set before bind/connect (4.11's rules).
+    pub fn before_connect_only(self) -> bool {
+        matches!(
+            self,
+            Self::Mss
+                | Self::Cc
+                | Self::Fc
+                | Self::SndBuf
+                | Self::RcvBuf
+                | Self::UdpSndBuf
+                | Self::UdpRcvBuf
+                | Self::Rendezvous
+                | Self::ReuseAddr
+        )
+    }
+
+    /// Whether the option is read-only or unsupported (never settable).
+    pub fn not_settable(self) -> bool {
+        matches!(
+            self,
+            Self::MaxMsg | Self::MsgTtl | Self::State | Self::Event | Self::SndData | Self::RcvData
+        )
+    }
+}
+
+/// A value for the generic option calls, typed as UDT4 types it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptValue {
+    /// UDT_SNDSYN, UDT_RCVSYN, UDT_RENDEZVOUS, UDT_REUSEADDR.
+    Bool(bool),
+    /// Sizes, counts, UDT_SNDTIMEO / UDT_RCVTIMEO in ms and UDT_MAXBW (-1: none).
+    Int(i64),
+    /// UDT_LINGER (`None`: off).
+    Linger(Option<Duration>),
+    /// UDT_STATE.
+    State(udt_proto::State),
+    /// UDT_EVENT.
+    Event(crate::Ready),
+}
+
+impl OptValue {
+    pub(crate) fn as_bool(self, opt: UdtOpt) -> Result<bool, OptionError> {
+        match self {
+            Self::Bool(b) => Ok(b),
+            _ => Err(OptionError::WrongType(opt.name(), "Bool")),
+        }
+    }
+
+    pub(crate) fn as_int(self, opt: UdtOpt) -> Result<i64, OptionError> {
+        match self {
+            Self::Int(i) => Ok(i),
+            _ => Err(OptionError::WrongType(opt.name(), "Int")),
+        }
+    }
+
+    /// A UDT4 millisecond timeout: negative means none.
+    pub(crate) fn as_timeout(self, opt: UdtOpt) -> Result<Option<Duration>, OptionError> {
+        let ms = self.as_int(opt)?;
+        let t = u64::try_from(ms).ok().map(Duration::from_millis);
+        check_timeout(opt.name(), t)
+    }
+
+    /// A UDT4 bandwidth: negative or zero means unlimited.
+    pub(crate) fn as_bandwidth(self, opt: UdtOpt) -> Result<Option<u64>, OptionError> {
+        Ok(u64::try_from(self.as_int(opt)?).ok().filter(|&b| b > 0))
+    }
+
+    pub(crate) fn as_linger(self, opt: UdtOpt) -> Result<Option<Duration>, OptionError> {
+        match self {
+            Self::Linger(l) => Ok(l),
+            _ => Err(OptionError::WrongType(opt.name(), "Linger")),
+        }
+    }
+
+    /// A timeout as UDT4 reports it: milliseconds, -1 for none.
+    pub(crate) fn timeout(t: Option<Duration>) -> Self {
+        Self::Int(t.map_or(-1, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX)))
+    }
+
+    /// A bandwidth as UDT4 reports it: -1 for unlimited.
+    pub(crate) fn bandwidth(b: Option<u64>) -> Self {
+        Self::Int(b.map_or(-1, |b| i64::try_from(b).unwrap_or(i64::MAX)))
+    }
+}
+
+impl SocketOptions {
+    /// Set option `opt` the UDT4 way (`setsockopt`): the value typed as UDT4 types it (ints
+    /// for sizes, milliseconds and bandwidth, -1 for "none"). Read-only and unsupported
+    /// options give [`OptionError::NotSettable`], a mistyped value
+    /// [`OptionError::WrongType`].
+    pub fn set(&mut self, opt: UdtOpt, value: OptValue) -> Result<&mut Self, OptionError> {
+        let int = |v: OptValue| -> Result<u64, OptionError> {
+            let i = v.as_int(opt)?;
+            u64::try_from(i).map_err(|_| out_of_range(opt.name(), 0, 0, i64::MAX as u64))
+        };
+        match opt {
+            UdtOpt::Mss => self.set_mss(u32::try_from(int(value)?).unwrap_or(u32::MAX))?,
+            UdtOpt::SndSyn => self.set_send_blocking(value.as_bool(opt)?),
+            UdtOpt::RcvSyn => self.set_recv_blocking(value.as_bool(opt)?),
+            UdtOpt::Cc => return Err(OptionError::WrongType(opt.name(), "controller factory")),
+            UdtOpt::Fc => self.set_flow_window(u32::try_from(int(value)?).unwrap_or(u32::MAX))?,
+            UdtOpt::SndBuf => self.set_send_buffer(int(value)?)?,
+            UdtOpt::RcvBuf => self.set_recv_buffer(int(value)?)?,
+            UdtOpt::Linger => self.set_linger(value.as_linger(opt)?),
+            UdtOpt::UdpSndBuf => {
+                let b = usize::try_from(int(value)?).unwrap_or(usize::MAX);
+                self.set_udp_send_buffer(Some(b))?
+            }
+            UdtOpt::UdpRcvBuf => {
+                let b = usize::try_from(int(value)?).unwrap_or(usize::MAX);
+                self.set_udp_recv_buffer(Some(b))?
+            }
+            UdtOpt::Rendezvous => self.set_rendezvous(value.as_bool(opt)?),
+            UdtOpt::SndTimeo => self.set_send_timeout(value.as_timeout(opt)?)?,
+            UdtOpt::RcvTimeo => self.set_recv_timeout(value.as_timeout(opt)?)?,
+            UdtOpt::ReuseAddr => self.set_reuse_addr(value.as_bool(opt)?),
+            UdtOpt::MaxBw => self.set_max_bandwidth(value.as_bandwidth(opt)?),
+            UdtOpt::MaxMsg
+            | UdtOpt::MsgTtl
+            | UdtOpt::State
+            | UdtOpt::Event
+            | UdtOpt::SndData
+            | UdtOpt::RcvData => return Err(OptionError::NotSettable(opt.name())),
+        };
+        Ok(self)
+    }
+}

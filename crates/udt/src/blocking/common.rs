@@ -136,6 +136,23 @@ macro_rules! common_socket_methods {
                 Ok(self.socket.peer_addr())
             }
 
+            /// UDT4 `setsockopt` on a connected socket: UDT_SNDSYN, UDT_RCVSYN, UDT_LINGER,
+            /// UDT_SNDTIMEO, UDT_RCVTIMEO and UDT_MAXBW apply at once; options that shape
+            /// the connection or its port give [`crate::OptionError::TooLate`]; read-only and
+            /// unsupported ones [`crate::OptionError::NotSettable`] (all as `InvalidInput`).
+            pub fn set_option(
+                &self,
+                opt: crate::UdtOpt,
+                value: crate::OptValue,
+            ) -> std::io::Result<()> {
+                self.socket.set_option(opt, value)
+            }
+
+            /// UDT4 `getsockopt`: any option's current value, typed as UDT4 types it.
+            pub fn option(&self, opt: crate::UdtOpt) -> std::io::Result<crate::OptValue> {
+                self.socket.option(opt)
+            }
+
             /// Stop this socket's multiplexer at once without telling any peer, as if the
             /// process died. For tests of a vanished peer.
             #[doc(hidden)]

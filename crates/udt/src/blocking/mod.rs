@@ -12,6 +12,7 @@ mod listener;
 mod message;
 mod perf;
 mod socket;
+mod sockopt;
 mod stream;
 
 use std::io;

@@ -331,6 +331,19 @@ impl Socket {
         self.conn.lock().conn.readable_pkts()
     }
 
+    /// The configured buffers and flags, and the negotiated MSS.
+    pub(crate) fn conn_config(&self) -> (super::sockopt::ConfigPkts, u32) {
+        let st = self.conn.lock();
+        let c = st.conn.config();
+        let pkts = super::sockopt::ConfigPkts {
+            flow: c.flow_control_pkts_value(),
+            send: c.send_buffer_pkts_value(),
+            recv: c.recv_buffer_pkts_value(),
+            rendezvous: c.is_rendezvous(),
+        };
+        (pkts, st.conn.path_stats().mss)
+    }
+
     pub(crate) fn poll_handle(&self) -> PollHandle {
         PollHandle::conn(&self.conn, self.mode, &self.alive)
     }

@@ -288,3 +288,97 @@ fn read_only_options_report_state_and_buffers() {
     c.shutdown().unwrap();
     assert_ne!(c.state(), State::Connected);
 }
+
+#[test]
+fn generic_options_follow_udt4_rules() {
+    use udt::{OptValue, UdtOpt};
+    assert_eq!(UdtOpt::ALL.len(), 21);
+    for (i, opt) in UdtOpt::ALL.iter().enumerate() {
+        assert_eq!(opt.number(), i as i32);
+        assert_eq!(UdtOpt::from_number(i as i32), Some(*opt));
+    }
+    assert_eq!(UdtOpt::RcvData.name(), "UDT_RCVDATA");
+    assert_eq!(UdtOpt::from_number(21), None);
+
+    let mut o = SocketOptions::default();
+    o.set(UdtOpt::Mss, OptValue::Int(1400))
+        .unwrap()
+        .set(UdtOpt::RcvTimeo, OptValue::Int(250))
+        .unwrap()
+        .set(UdtOpt::SndTimeo, OptValue::Int(-1))
+        .unwrap()
+        .set(UdtOpt::MaxBw, OptValue::Int(-1))
+        .unwrap();
+    assert_eq!(o.mss(), 1400);
+    assert_eq!(o.recv_timeout(), Some(Duration::from_millis(250)));
+    assert_eq!(
+        o.set(UdtOpt::Mss, OptValue::Bool(true)).unwrap_err(),
+        OptionError::WrongType("UDT_MSS", "Int")
+    );
+    assert_eq!(
+        o.set(UdtOpt::MaxMsg, OptValue::Int(1)).unwrap_err(),
+        OptionError::NotSettable("UDT_MAXMSG")
+    );
+    assert!(o.set(UdtOpt::Mss, OptValue::Int(-5)).is_err());
+
+    let (c, _s) = pair_with(&o);
+    assert_eq!(c.option(UdtOpt::Mss).unwrap(), OptValue::Int(1400));
+    assert_eq!(c.option(UdtOpt::RcvTimeo).unwrap(), OptValue::Int(250));
+    assert_eq!(c.option(UdtOpt::SndTimeo).unwrap(), OptValue::Int(-1));
+    assert_eq!(c.option(UdtOpt::MaxBw).unwrap(), OptValue::Int(-1));
+    assert_eq!(
+        c.option(UdtOpt::State).unwrap(),
+        OptValue::State(State::Connected)
+    );
+    assert_eq!(c.option(UdtOpt::Fc).unwrap(), OptValue::Int(25_600));
+    assert_eq!(
+        c.option(UdtOpt::RcvBuf).unwrap(),
+        OptValue::Int(8192 * 1372)
+    );
+    assert_eq!(c.option(UdtOpt::ReuseAddr).unwrap(), OptValue::Bool(true));
+    assert!(matches!(c.option(UdtOpt::UdpRcvBuf).unwrap(), OptValue::Int(n) if n > 0));
+    assert!(
+        matches!(c.option(UdtOpt::Event).unwrap(), OptValue::Event(e) if e.contains(udt::Ready::OUT))
+    );
+    assert_eq!(c.option(UdtOpt::SndData).unwrap(), OptValue::Int(0));
+
+    // Settable while connected.
+    c.set_option(UdtOpt::MaxBw, OptValue::Int(1_000_000))
+        .unwrap();
+    assert_eq!(c.max_bandwidth(), Some(1_000_000));
+    c.set_option(UdtOpt::SndSyn, OptValue::Bool(false)).unwrap();
+    assert!(!c.send_blocking());
+    c.set_option(UdtOpt::Linger, OptValue::Linger(None))
+        .unwrap();
+    assert_eq!(c.linger(), None);
+    c.set_option(UdtOpt::RcvTimeo, OptValue::Int(-1)).unwrap();
+    assert_eq!(c.read_timeout(), None);
+    // Too late, read-only, bad value: distinct errors, all InvalidInput.
+    let too_late = |opt: UdtOpt, v: OptValue| {
+        let e = c.set_option(opt, v).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput);
+        e.get_ref()
+            .unwrap()
+            .downcast_ref::<OptionError>()
+            .unwrap()
+            .clone()
+    };
+    for opt in UdtOpt::ALL.into_iter().filter(|o| o.before_connect_only()) {
+        assert_eq!(
+            too_late(opt, OptValue::Int(1)),
+            OptionError::TooLate(opt.name())
+        );
+    }
+    assert_eq!(
+        too_late(UdtOpt::Mss, OptValue::Int(1400)).to_string(),
+        "UDT_MSS can only be set before bind/connect"
+    );
+    assert_eq!(
+        too_late(UdtOpt::State, OptValue::Int(1)),
+        OptionError::NotSettable("UDT_STATE")
+    );
+    assert_eq!(
+        too_late(UdtOpt::RcvTimeo, OptValue::Int(0)),
+        OptionError::ZeroTimeout("UDT_RCVTIMEO")
+    );
+}
