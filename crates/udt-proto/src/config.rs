@@ -177,6 +177,51 @@ impl ConnectionConfig {
         self.mode
     }
 
+    /// The UDT_MSS value.
+    pub fn mss_value(&self) -> u32 {
+        self.mss
+    }
+
+    /// The UDT_FC value, packets.
+    pub fn flow_control_pkts_value(&self) -> u32 {
+        self.flow_control_pkts
+    }
+
+    /// The UDT_SNDBUF value, packets.
+    pub fn send_buffer_pkts_value(&self) -> u32 {
+        self.send_buffer_pkts
+    }
+
+    /// The UDT_RCVBUF value, packets.
+    pub fn recv_buffer_pkts_value(&self) -> u32 {
+        self.recv_buffer_pkts
+    }
+
+    /// The UDT_LINGER value.
+    pub fn linger_value(&self) -> Option<Duration> {
+        self.linger
+    }
+
+    /// The UDT_MAXBW value, bytes per second (`None`: unlimited).
+    pub fn max_bandwidth_value(&self) -> Option<u64> {
+        self.max_bandwidth
+    }
+
+    /// The UDT_RENDEZVOUS value.
+    pub fn is_rendezvous(&self) -> bool {
+        self.rendezvous
+    }
+
+    /// The connect timeout, if set explicitly.
+    pub fn connect_timeout_value(&self) -> Option<Duration> {
+        self.connect_timeout
+    }
+
+    /// The UDT_CC value: the congestion-controller factory.
+    pub fn controller_value(&self) -> &Arc<dyn ControllerFactory> {
+        &self.controller
+    }
+
     /// Payload bytes per data packet at this MSS.
     pub fn payload_size(&self) -> usize {
         (self.mss - IP_UDP_OVERHEAD - UDT_HEADER) as usize

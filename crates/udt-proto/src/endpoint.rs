@@ -64,6 +64,18 @@ pub enum ConnectError {
     AlreadyConnecting(SocketAddr),
 }
 
+impl From<ConnectError> for std::io::Error {
+    /// A second connection to the same address from one port is `AddrInUse`; mixing
+    /// rendezvous with a listener is `InvalidInput`.
+    fn from(e: ConnectError) -> Self {
+        let kind = match e {
+            ConnectError::AlreadyConnecting(_) => std::io::ErrorKind::AddrInUse,
+            ConnectError::RendezvousWithListener => std::io::ErrorKind::InvalidInput,
+        };
+        Self::new(kind, e)
+    }
+}
+
 /// Endpoint-level counters (datagrams that never reached a connection).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EndpointStats {

@@ -56,6 +56,45 @@ pub struct ConnectionStats {
     pub send_duration: Duration,
 }
 
+impl ConnectionStats {
+    /// The counts accumulated since `earlier`, a snapshot of the same connection (UDT4
+    /// perfmon's "local" group). Counters never go backwards; a mismatched snapshot gives
+    /// zeros rather than wrapping.
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            packets_sent: self.packets_sent.saturating_sub(earlier.packets_sent),
+            packets_received: self
+                .packets_received
+                .saturating_sub(earlier.packets_received),
+            bytes_sent: self.bytes_sent.saturating_sub(earlier.bytes_sent),
+            bytes_received: self.bytes_received.saturating_sub(earlier.bytes_received),
+            bytes_delivered: self.bytes_delivered.saturating_sub(earlier.bytes_delivered),
+            send_loss: self.send_loss.saturating_sub(earlier.send_loss),
+            recv_loss: self.recv_loss.saturating_sub(earlier.recv_loss),
+            retransmitted: self.retransmitted.saturating_sub(earlier.retransmitted),
+            duplicates: self.duplicates.saturating_sub(earlier.duplicates),
+            out_of_window: self.out_of_window.saturating_sub(earlier.out_of_window),
+            messages_dropped_send: self
+                .messages_dropped_send
+                .saturating_sub(earlier.messages_dropped_send),
+            packets_dropped_recv: self
+                .packets_dropped_recv
+                .saturating_sub(earlier.packets_dropped_recv),
+            acks_sent: self.acks_sent.saturating_sub(earlier.acks_sent),
+            light_acks_sent: self.light_acks_sent.saturating_sub(earlier.light_acks_sent),
+            acks_received: self.acks_received.saturating_sub(earlier.acks_received),
+            naks_sent: self.naks_sent.saturating_sub(earlier.naks_sent),
+            naks_received: self.naks_received.saturating_sub(earlier.naks_received),
+            ack2s_sent: self.ack2s_sent.saturating_sub(earlier.ack2s_sent),
+            keepalives_sent: self.keepalives_sent.saturating_sub(earlier.keepalives_sent),
+            timeouts: self.timeouts.saturating_sub(earlier.timeouts),
+            malformed: self.malformed.since(&earlier.malformed),
+            wrong_source: self.wrong_source.saturating_sub(earlier.wrong_source),
+            send_duration: self.send_duration.saturating_sub(earlier.send_duration),
+        }
+    }
+}
+
 /// Counters of datagrams rejected by the parser, one per [`crate::wire::Error`] reason.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct MalformedCounters {
@@ -85,6 +124,17 @@ impl MalformedCounters {
             _ => &mut self.other,
         };
         *counter += 1;
+    }
+
+    /// The counts accumulated since `earlier`.
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            truncated: self.truncated.saturating_sub(earlier.truncated),
+            unknown_type: self.unknown_type.saturating_sub(earlier.unknown_type),
+            bad_length: self.bad_length.saturating_sub(earlier.bad_length),
+            bad_loss_list: self.bad_loss_list.saturating_sub(earlier.bad_loss_list),
+            other: self.other.saturating_sub(earlier.other),
+        }
     }
 
     /// Total malformed datagrams.
@@ -122,4 +172,31 @@ pub struct PathStats {
     pub recv_buffer_free_pkts: u32,
     /// Negotiated MSS.
     pub mss: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_subtracts_field_by_field() {
+        let a = ConnectionStats {
+            packets_sent: 10,
+            malformed: MalformedCounters {
+                truncated: 2,
+                ..MalformedCounters::default()
+            },
+            send_duration: Duration::from_millis(5),
+            ..ConnectionStats::default()
+        };
+        let mut b = a;
+        b.packets_sent = 25;
+        b.malformed.truncated = 3;
+        b.send_duration = Duration::from_millis(9);
+        let d = b.since(&a);
+        assert_eq!(d.packets_sent, 15);
+        assert_eq!(d.malformed.truncated, 1);
+        assert_eq!(d.send_duration, Duration::from_millis(4));
+        assert_eq!(a.since(&b).packets_sent, 0, "saturates");
+    }
 }

@@ -4,7 +4,12 @@
 //! # Shape
 //! - [`UdtListener`], [`UdtStream`], [`UdtMessageSocket`]: a blocking API shaped like
 //!   `std::net`, with UDT4's meaning (linger on close, UDT_SNDTIMEO / UDT_RCVTIMEO, messages
-//!   with TTL).
+//!   with TTL, `send_file` / `recv_file`, `perfmon`), and UDT4's non-blocking mode
+//!   (UDT_SNDSYN / UDT_RCVSYN off: `WouldBlock`).
+//! - [`SocketOptions`]: every UDT4 option by its UDT4 meaning and default, set before
+//!   bind/connect; sockets change the ones UDT4 lets change later. [`UdtOpt`] / [`OptValue`]
+//!   give the generic `setsockopt` / `getsockopt` shape for ported code.
+//! - [`Poller`]: UDT4's epoll: wait for IN / OUT / ERR on many sockets at once.
 //! - Underneath, one *multiplexer* per local UDP port: one socket and one I/O thread serving
 //!   any number of connections, demultiplexed by socket id (4.11 §2.1). Accepted connections
 //!   share the listener's port; `connect` opens a new ephemeral port.
@@ -14,7 +19,9 @@
 //!
 //! # Contract
 //! - Errors are `std::io::Error`s whose kind follows TCP conventions (refused, timed out,
-//!   reset); the protocol's [`ConnectionError`] rides inside ([`connection_error`]).
+//!   reset); the protocol's [`ConnectionError`] rides inside ([`connection_error`]), and a
+//!   refused option is an `InvalidInput` carrying an [`OptionError`] that names the option
+//!   and its allowed range.
 //! - An idle connection costs its I/O thread a wake-up per keep-alive/EXP round only.
 //!
 //! # Example
@@ -37,11 +44,17 @@ pub mod blocking;
 mod driver;
 mod error;
 mod mux;
+mod options;
+mod poller;
 mod shared;
 mod sys;
 
-pub use blocking::{Incoming, UdtListener, UdtMessageSocket, UdtStream};
+pub use blocking::{Incoming, Perfmon, UdtListener, UdtMessageSocket, UdtStream};
 pub use error::{connection_error, error_kind, io_error};
+pub use options::{OptValue, OptionError, SocketOptions, UdtOpt};
+#[doc(hidden)]
+pub use poller::PollHandle;
+pub use poller::{PollEvent, Poller, Ready, Source, Token};
 pub use udt_proto::{
     ConfigError, ConnectionConfig, ConnectionError, ConnectionStats, Mode, PathStats, State,
 };

@@ -20,6 +20,7 @@ use std::time::Instant as StdInstant;
 use udt_proto::{ConnectError, ConnectionConfig, Endpoint, Instant, SocketId};
 
 use crate::driver;
+use crate::poller::Watchers;
 use crate::shared::{ConnShared, ConnState};
 use crate::sys::{self, Waker};
 
@@ -44,6 +45,8 @@ pub(crate) struct Mux {
     pub(crate) sleeping: AtomicBool,
     owners: AtomicUsize,
     pub(crate) aborted: AtomicBool,
+    /// Pollers waiting for the accept queue.
+    pub(crate) accept_watchers: Watchers,
 }
 
 /// The endpoint and everything found through it.
@@ -79,6 +82,7 @@ impl Mux {
     /// Tell blocked `accept` calls that the queue changed.
     pub(crate) fn notify_acceptors(&self) {
         self.accept_cond.notify_all();
+        self.accept_watchers.signal();
     }
 
     /// Take the connections application calls have touched since the last call.
@@ -121,9 +125,13 @@ pub(crate) struct MuxRef(Arc<Mux>);
 
 impl MuxRef {
     /// Open a port at `addr` and start its I/O thread. `max_datagram` is the largest UDP
-    /// payload its connections will use.
-    pub(crate) fn bind(addr: SocketAddr, max_datagram: usize) -> io::Result<Self> {
-        let socket = sys::bind_udp(addr)?;
+    /// payload its connections will use; `udp` sets the socket's options.
+    pub(crate) fn bind(
+        addr: SocketAddr,
+        max_datagram: usize,
+        udp: &sys::UdpOptions,
+    ) -> io::Result<Self> {
+        let socket = sys::bind_udp(addr, udp)?;
         let local_addr = socket.local_addr()?;
         let mut seed = [0u8; 8];
         fill_random(&mut seed);
@@ -145,12 +153,18 @@ impl MuxRef {
             sleeping: AtomicBool::new(false),
             owners: AtomicUsize::new(1),
             aborted: AtomicBool::new(false),
+            accept_watchers: Watchers::default(),
         });
         driver::spawn(Arc::clone(&mux))?;
         Ok(Self(mux))
     }
 
     pub(crate) fn mux(&self) -> &Mux {
+        &self.0
+    }
+
+    /// The shared state itself, for a poller (which must not keep the port open).
+    pub(crate) fn shared(&self) -> &Arc<Mux> {
         &self.0
     }
 

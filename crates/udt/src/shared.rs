@@ -11,12 +11,16 @@ use std::time::Instant as StdInstant;
 
 use udt_proto::{Connection, Instant, SocketId};
 
+use crate::poller::Watchers;
+
 /// One connection and its wait queue.
 #[derive(Debug)]
 pub(crate) struct ConnShared {
     pub(crate) id: SocketId,
     state: Mutex<ConnState>,
     cond: Condvar,
+    /// Pollers watching this connection (signalled with the waiters).
+    pub(crate) watchers: Watchers,
 }
 
 /// What the mutex guards.
@@ -43,6 +47,7 @@ impl ConnShared {
                 waiters: 0,
             }),
             cond: Condvar::new(),
+            watchers: Watchers::default(),
         })
     }
 
@@ -57,6 +62,7 @@ impl ConnShared {
         if state.waiters > 0 {
             self.cond.notify_all();
         }
+        self.watchers.signal();
     }
 
     /// Call `f` under the lock until it returns `Some`, sleeping on the condition variable

@@ -532,6 +532,21 @@ impl Connection {
         }
     }
 
+    /// UDT_MAXBW while connected: cap the sending rate at `bytes_per_sec` (`None` or 0:
+    /// unlimited). Takes effect with the next packet.
+    pub fn set_max_bandwidth(&mut self, bytes_per_sec: Option<u64>) {
+        self.config.max_bandwidth(bytes_per_sec);
+        if matches!(self.state, State::Connected | State::Closing) {
+            self.refresh_cc();
+        }
+    }
+
+    /// UDT_LINGER while open: how long a later `close` lets unsent data drain (`None`: close
+    /// at once and discard it). A `close` already under way keeps its deadline, as in 4.11.
+    pub fn set_linger(&mut self, linger: Option<Duration>) {
+        self.config.linger(linger);
+    }
+
     // ----- queries -----
 
     /// The connection state.
@@ -577,6 +592,26 @@ impl Connection {
     /// Free send-buffer bytes.
     pub fn send_buffer_free(&self) -> usize {
         self.snd.buffer.free_bytes()
+    }
+
+    /// UDT_SNDDATA: packets in the send buffer, sent or not, awaiting acknowledgement.
+    pub fn send_buffer_pkts(&self) -> u32 {
+        self.snd.buffer.unacked_pkts() + self.snd.buffer.unsent_pkts()
+    }
+
+    /// UDT_RCVDATA: readable data in packets of the negotiated payload size (rounded up).
+    pub fn readable_pkts(&self) -> u32 {
+        let pkts = self
+            .rcv
+            .buffer
+            .readable_bytes()
+            .div_ceil(self.payload_size.max(1));
+        u32::try_from(pkts).unwrap_or(u32::MAX)
+    }
+
+    /// The configuration this connection runs with (MAXBW and LINGER as last set).
+    pub fn config(&self) -> &ConnectionConfig {
+        &self.config
     }
 
     /// Whether everything written has been acknowledged.

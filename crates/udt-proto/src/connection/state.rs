@@ -98,3 +98,99 @@ pub enum Event {
     /// The connection ended (or failed to start).
     Closed(ConnectionError),
 }
+
+// ----- the runtime boundary: `std::io::Error` with TCP's error kinds -----
+//
+// The runtime's API speaks `std::io::Error`, as `std::net` does. Each conversion picks the kind
+// a TCP application would expect and keeps the typed error inside, so callers who care can
+// downcast it back (`udt::connection_error`). Only the types are used here: no I/O.
+
+impl ConnectionError {
+    /// The `io::ErrorKind` that stands for this ending, as a TCP application would expect.
+    pub fn io_kind(self) -> std::io::ErrorKind {
+        use std::io::ErrorKind as K;
+        match self {
+            Self::Refused => K::ConnectionRefused,
+            Self::ConnectTimeout | Self::LingerTimeout => K::TimedOut,
+            Self::SecurityCheck => K::PermissionDenied,
+            Self::PeerLost => K::ConnectionReset,
+            Self::ProtocolViolation(_) => K::InvalidData,
+            Self::PeerError(_) => K::ConnectionAborted,
+            Self::PeerClosed => K::BrokenPipe,
+            Self::LocallyClosed => K::NotConnected,
+        }
+    }
+}
+
+impl From<ConnectionError> for std::io::Error {
+    fn from(e: ConnectionError) -> Self {
+        Self::new(e.io_kind(), e)
+    }
+}
+
+impl From<SendError> for std::io::Error {
+    /// A closed connection gives its [`ConnectionError`] (kind and inner error); the other
+    /// send errors keep the `SendError` inside.
+    fn from(e: SendError) -> Self {
+        use std::io::ErrorKind as K;
+        let kind = match e {
+            SendError::Closed(c) => return c.into(),
+            SendError::NotConnected => K::NotConnected,
+            SendError::WouldBlock => K::WouldBlock,
+            SendError::WrongMode | SendError::MessageTooLarge { .. } => K::InvalidInput,
+        };
+        Self::new(kind, e)
+    }
+}
+
+impl From<RecvError> for std::io::Error {
+    /// A closed connection gives its [`ConnectionError`]; the other receive errors keep the
+    /// `RecvError` inside.
+    fn from(e: RecvError) -> Self {
+        use std::io::ErrorKind as K;
+        let kind = match e {
+            RecvError::Closed(c) => return c.into(),
+            RecvError::WouldBlock => K::WouldBlock,
+            RecvError::WrongMode => K::InvalidInput,
+        };
+        Self::new(kind, e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io;
+
+    use super::*;
+
+    #[test]
+    fn connection_errors_keep_their_cause() {
+        let e = io::Error::from(ConnectionError::Refused);
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
+        let inner = e
+            .get_ref()
+            .and_then(|i| i.downcast_ref::<ConnectionError>());
+        assert_eq!(inner, Some(&ConnectionError::Refused));
+        assert_eq!(e.to_string(), "connection refused by the peer");
+    }
+
+    #[test]
+    fn closed_send_and_recv_errors_become_the_connection_error() {
+        let e = io::Error::from(SendError::Closed(ConnectionError::PeerLost));
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
+        let inner = e
+            .get_ref()
+            .and_then(|i| i.downcast_ref::<ConnectionError>());
+        assert_eq!(inner, Some(&ConnectionError::PeerLost));
+        let e = io::Error::from(RecvError::Closed(ConnectionError::ConnectTimeout));
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(
+            io::Error::from(RecvError::WouldBlock).kind(),
+            io::ErrorKind::WouldBlock
+        );
+        assert_eq!(
+            io::Error::from(SendError::WrongMode).kind(),
+            io::ErrorKind::InvalidInput
+        );
+    }
+}

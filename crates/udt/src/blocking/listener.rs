@@ -2,37 +2,61 @@
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Instant as StdInstant;
 
-use udt_proto::{ConnectionConfig, Mode};
+use udt_proto::Mode;
 
-use super::{check_mode, max_datagram, Socket, UdtMessageSocket, UdtStream};
+use super::{check_mode, Socket, UdtMessageSocket, UdtStream};
+use crate::error::would_block;
 use crate::mux::MuxRef;
+use crate::options::{RuntimeOptions, SocketOptions};
+use crate::poller::PollHandle;
 
 /// A listening UDT socket. Accepted connections share its UDP port (and its multiplexer), as
-/// in UDT4; up to 1024 accepted connections wait for [`UdtListener::accept`], and requests
-/// beyond that are refused.
+/// in UDT4, and inherit its options; up to 1024 accepted connections wait for
+/// [`UdtListener::accept`], and requests beyond that are refused.
 #[derive(Debug)]
 pub struct UdtListener {
     mux: MuxRef,
     mode: Mode,
+    runtime: RuntimeOptions,
+    recv_blocking: AtomicBool,
+    alive: Arc<()>,
 }
 
 impl UdtListener {
     /// Listen on `addr` for stream connections with UDT4's default options.
     pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
-        Self::bind_with(addr, ConnectionConfig::default())
+        Self::bind_with(addr, SocketOptions::default())
     }
 
-    /// Listen on `addr`; accepted connections use `config` (its mode decides which socket
+    /// Listen on `addr`; accepted connections use `options` (its mode decides which socket
     /// type the listener accepts: a client of the other type is refused).
-    pub fn bind_with(addr: impl ToSocketAddrs, config: ConnectionConfig) -> io::Result<Self> {
+    pub fn bind_with(
+        addr: impl ToSocketAddrs,
+        options: impl Into<SocketOptions>,
+    ) -> io::Result<Self> {
+        let options = options.into();
+        if options.rendezvous() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a rendezvous socket cannot listen (UDT_RENDEZVOUS is on)",
+            ));
+        }
         let mut last = None;
         for addr in addr.to_socket_addrs()? {
-            match MuxRef::bind(addr, max_datagram(&config)) {
+            match MuxRef::bind(addr, options.max_datagram(), &options.udp()) {
                 Ok(mux) => {
-                    let mode = config.mode_value();
-                    mux.listen(config);
-                    return Ok(Self { mux, mode });
+                    mux.listen(options.config.clone());
+                    return Ok(Self {
+                        mux,
+                        mode: options.mode(),
+                        runtime: options.runtime,
+                        recv_blocking: AtomicBool::new(options.runtime.recv_blocking),
+                        alive: Arc::new(()),
+                    });
                 }
                 Err(e) => last = Some(e),
             }
@@ -41,9 +65,10 @@ impl UdtListener {
             .unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to bind")))
     }
 
-    /// Wait for the next stream connection.
+    /// Wait for the next stream connection (`WouldBlock` at once if none is waiting and
+    /// UDT_RCVSYN is off).
     pub fn accept(&self) -> io::Result<(UdtStream, SocketAddr)> {
-        check_mode(&ConnectionConfig::new(self.mode), Mode::Stream)?;
+        check_mode(self.mode, Mode::Stream)?;
         let socket = self.accept_socket()?;
         let peer = socket.peer_addr();
         Ok((UdtStream::from_socket(socket), peer))
@@ -51,15 +76,40 @@ impl UdtListener {
 
     /// Wait for the next connection of a message-mode listener.
     pub fn accept_message(&self) -> io::Result<(UdtMessageSocket, SocketAddr)> {
-        check_mode(&ConnectionConfig::new(self.mode), Mode::Message)?;
+        check_mode(self.mode, Mode::Message)?;
         let socket = self.accept_socket()?;
         let peer = socket.peer_addr();
         Ok((UdtMessageSocket::from_socket(socket), peer))
     }
 
     fn accept_socket(&self) -> io::Result<Socket> {
-        let conn = self.mux.accept(None)?;
-        Ok(Socket::new(self.mux.clone(), conn))
+        let conn = if self.recv_blocking.load(Relaxed) {
+            self.mux.accept(None)?
+        } else {
+            self.mux
+                .accept(Some(StdInstant::now()))
+                .map_err(|e| match e.kind() {
+                    io::ErrorKind::TimedOut => would_block("accept"),
+                    _ => e,
+                })?
+        };
+        Ok(Socket::new(self.mux.clone(), conn, self.runtime))
+    }
+
+    /// UDT_RCVSYN for `accept` (default true).
+    pub fn set_recv_blocking(&self, on: bool) {
+        self.recv_blocking.store(on, Relaxed);
+    }
+
+    /// The current UDT_RCVSYN.
+    pub fn recv_blocking(&self) -> bool {
+        self.recv_blocking.load(Relaxed)
+    }
+
+    /// `set_recv_blocking(!on)`, as `std::net::TcpListener` has it.
+    pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        self.set_recv_blocking(!on);
+        Ok(())
     }
 
     /// An endless iterator over accepted stream connections.
@@ -77,6 +127,12 @@ impl UdtListener {
     #[doc(hidden)]
     pub fn abort_multiplexer(&self) {
         self.mux.abort();
+    }
+}
+
+impl crate::Source for UdtListener {
+    fn poll_handle(&self) -> PollHandle {
+        PollHandle::listener(self.mux.shared(), &self.alive)
     }
 }
 

@@ -1,23 +1,25 @@
 //! The connected-socket core shared by [`super::UdtStream`] and [`super::UdtMessageSocket`]:
-//! blocking calls on one connection, with UDT4's timeouts (UDT_SNDTIMEO / UDT_RCVTIMEO) and
-//! linger semantics.
+//! calls on one connection with UDT4's blocking modes (UDT_SNDSYN / UDT_RCVSYN), timeouts
+//! (UDT_SNDTIMEO / UDT_RCVTIMEO) and linger semantics.
 //!
-//! Every call locks the connection, tries the non-blocking core call, and sleeps on the
-//! connection's condition variable until the I/O thread reports progress. Calls that give the
-//! connection something to send "poke" the multiplexer so its I/O thread picks it up at once.
+//! Every call locks the connection and tries the non-blocking core call; in blocking mode it
+//! then sleeps on the connection's condition variable until the I/O thread reports progress,
+//! in non-blocking mode it fails with `WouldBlock`. Calls that give the connection something
+//! to send "poke" the multiplexer so its I/O thread picks it up at once.
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant as StdInstant};
 
-use udt_proto::{
-    ConnectionConfig, ConnectionError, ConnectionStats, PathStats, RecvError, SendError, State,
-};
+use udt_proto::{ConnectionError, ConnectionStats, Mode, PathStats, RecvError, SendError, State};
 
-use crate::error::{io_error, recv_error, send_error, timed_out};
+use super::perf::{PerfSnapshot, Perfmon};
+use crate::error::{timed_out, would_block};
 use crate::mux::MuxRef;
+use crate::options::{check_timeout, RuntimeOptions, SocketOptions};
+use crate::poller::{conn_readiness, PollHandle, Ready};
 use crate::shared::{ConnShared, ConnState};
 
 /// Most bytes one `write` copies into the send buffer under the connection's lock.
@@ -32,20 +34,30 @@ pub(crate) struct Socket {
     mux: MuxRef,
     conn: Arc<ConnShared>,
     peer: SocketAddr,
+    mode: Mode,
+    send_blocking: AtomicBool,
+    recv_blocking: AtomicBool,
     read_timeout_ns: AtomicU64,
     write_timeout_ns: AtomicU64,
+    perf: Mutex<PerfSnapshot>,
+    /// Dies with this socket, telling pollers to forget it.
+    alive: Arc<()>,
 }
 
 impl Socket {
-    /// Connect through `mux` and block until the handshake ends (the core enforces the
-    /// connect timeout: 3 s, or 30 s for rendezvous, unless the config says otherwise).
+    /// Connect through `mux`. With UDT_RCVSYN on, block until the handshake ends (the core
+    /// enforces the connect timeout: 3 s, or 30 s for rendezvous, unless set otherwise);
+    /// off, return at once: the socket becomes writable when connected.
     pub(crate) fn connect(
         mux: MuxRef,
         remote: SocketAddr,
-        config: ConnectionConfig,
+        options: &SocketOptions,
     ) -> io::Result<Self> {
-        let conn = mux.connect(remote, config)?;
-        let socket = Self::new(mux, conn);
+        let conn = mux.connect(remote, options.config.clone())?;
+        let socket = Self::new(mux, conn, options.runtime);
+        if !options.runtime.recv_blocking {
+            return Ok(socket);
+        }
         let result = socket.conn.wait_until(None, |st| match st.conn.state() {
             State::Connecting => None,
             State::Connected | State::Closing => Some(Ok(())),
@@ -57,66 +69,115 @@ impl Socket {
         Ok(socket)
     }
 
-    /// Wrap a connection the multiplexer accepted.
-    pub(crate) fn new(mux: MuxRef, conn: Arc<ConnShared>) -> Self {
-        let peer = conn.lock().conn.remote();
-        Self {
+    /// Wrap a connection (accepted, or just started by `connect`).
+    pub(crate) fn new(mux: MuxRef, conn: Arc<ConnShared>, runtime: RuntimeOptions) -> Self {
+        let (peer, mode) = {
+            let st = conn.lock();
+            (st.conn.remote(), st.conn.config().mode_value())
+        };
+        let socket = Self {
             mux,
             conn,
             peer,
+            mode,
+            send_blocking: AtomicBool::new(runtime.send_blocking),
+            recv_blocking: AtomicBool::new(runtime.recv_blocking),
             read_timeout_ns: AtomicU64::new(NO_TIMEOUT),
             write_timeout_ns: AtomicU64::new(NO_TIMEOUT),
+            perf: Mutex::new(PerfSnapshot::new(StdInstant::now())),
+            alive: Arc::new(()),
+        };
+        store_timeout(&socket.read_timeout_ns, runtime.recv_timeout);
+        store_timeout(&socket.write_timeout_ns, runtime.send_timeout);
+        socket
+    }
+
+    /// Run `f` under the connection's lock until it gives a result: once in non-blocking
+    /// mode (`WouldBlock` if it gives none), else until the timeout in `timeout_ns`.
+    fn op<T>(
+        &self,
+        blocking: bool,
+        timeout_ns: &AtomicU64,
+        what: &'static str,
+        mut f: impl FnMut(&mut ConnState) -> Option<io::Result<T>>,
+    ) -> io::Result<T> {
+        if !blocking {
+            let mut st = self.conn.lock();
+            return f(&mut st).unwrap_or_else(|| Err(would_block(what)));
         }
+        self.conn
+            .wait_until(deadline(timeout_ns), f)
+            .unwrap_or_else(|| Err(timed_out(what)))
     }
 
     pub(crate) fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_with(self.recv_blocking.load(Relaxed), buf)
+    }
+
+    /// `read` in blocking mode whatever UDT_RCVSYN says (for `recv_file`).
+    pub(crate) fn read_blocking(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.read_with(true, buf)
+    }
+
+    fn read_with(&self, blocking: bool, buf: &mut [u8]) -> io::Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
-        let deadline = deadline(&self.read_timeout_ns);
-        self.conn
-            .wait_until(deadline, |st| match st.conn.recv(buf) {
+        self.op(blocking, &self.read_timeout_ns, "read", |st| {
+            match st.conn.recv(buf) {
                 Err(RecvError::WouldBlock) => None,
-                r => Some(r.map_err(recv_error)),
-            })
-            .unwrap_or_else(|| Err(timed_out("read")))
+                r => Some(r.map_err(io::Error::from)),
+            }
+        })
     }
 
-    /// Queue as much of `data` as fits, blocking while the send buffer is full.
+    /// Queue as much of `data` as fits (up to a bound per lock), waiting for space in
+    /// blocking mode.
     pub(crate) fn write(&self, data: &[u8]) -> io::Result<usize> {
+        self.write_with(self.send_blocking.load(Relaxed), data)
+    }
+
+    pub(crate) fn write_with(&self, blocking: bool, data: &[u8]) -> io::Result<usize> {
         if data.is_empty() {
             return Ok(0);
         }
-        let deadline = deadline(&self.write_timeout_ns);
         let mux = self.mux.mux();
         // Bound the time the connection stays locked (the I/O thread waits meanwhile).
         let data = &data[..data.len().min(MAX_WRITE_PER_LOCK)];
-        self.conn
-            .wait_until(deadline, |st| match st.conn.send(mux.now(), data) {
+        self.op(blocking, &self.write_timeout_ns, "write", |st| {
+            match st.conn.send(mux.now(), data) {
                 Ok(n) => {
                     mux.poke(&self.conn, st);
                     Some(Ok(n))
                 }
-                Err(SendError::WouldBlock) => None,
-                Err(e) => Some(Err(send_error(e))),
-            })
-            .unwrap_or_else(|| Err(timed_out("write")))
+                // Still connecting (asynchronous connect): wait as for buffer space.
+                Err(SendError::WouldBlock | SendError::NotConnected) => None,
+                Err(e) => Some(Err(e.into())),
+            }
+        })
     }
 
-    /// Block until everything written has been acknowledged.
+    /// Wait until everything written has been acknowledged (non-blocking: `WouldBlock` if
+    /// it has not been yet).
     pub(crate) fn flush(&self) -> io::Result<()> {
-        let deadline = deadline(&self.write_timeout_ns);
-        self.conn
-            .wait_until(deadline, |st| {
-                if st.conn.is_send_idle() {
-                    Some(Ok(()))
-                } else if st.conn.state() == State::Closed {
-                    Some(Err(closed_error(st)))
-                } else {
-                    None
-                }
-            })
-            .unwrap_or_else(|| Err(timed_out("flush")))
+        self.flush_with(self.send_blocking.load(Relaxed))
+    }
+
+    /// `flush` in blocking mode whatever UDT_SNDSYN says (for `send_file`).
+    pub(crate) fn flush_blocking(&self) -> io::Result<()> {
+        self.flush_with(true)
+    }
+
+    fn flush_with(&self, blocking: bool) -> io::Result<()> {
+        self.op(blocking, &self.write_timeout_ns, "flush", |st| {
+            if st.conn.is_send_idle() {
+                Some(Ok(()))
+            } else if st.conn.state() == State::Closed {
+                Some(Err(closed_error(st)))
+            } else {
+                None
+            }
+        })
     }
 
     pub(crate) fn send_msg(
@@ -125,51 +186,57 @@ impl Socket {
         ttl: Option<Duration>,
         in_order: bool,
     ) -> io::Result<()> {
-        let deadline = deadline(&self.write_timeout_ns);
+        let blocking = self.send_blocking.load(Relaxed);
         let mux = self.mux.mux();
-        self.conn
-            .wait_until(deadline, |st| {
-                match st.conn.send_msg(mux.now(), msg, ttl, in_order) {
-                    Ok(()) => {
-                        mux.poke(&self.conn, st);
-                        Some(Ok(()))
-                    }
-                    Err(SendError::WouldBlock) => None,
-                    Err(e) => Some(Err(send_error(e))),
+        self.op(
+            blocking,
+            &self.write_timeout_ns,
+            "send_msg",
+            |st| match st.conn.send_msg(mux.now(), msg, ttl, in_order) {
+                Ok(()) => {
+                    mux.poke(&self.conn, st);
+                    Some(Ok(()))
                 }
-            })
-            .unwrap_or_else(|| Err(timed_out("send_msg")))
+                Err(SendError::WouldBlock | SendError::NotConnected) => None,
+                Err(e) => Some(Err(e.into())),
+            },
+        )
     }
 
     pub(crate) fn recv_msg(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let deadline = deadline(&self.read_timeout_ns);
-        self.conn
-            .wait_until(deadline, |st| match st.conn.recv_msg(buf) {
+        let blocking = self.recv_blocking.load(Relaxed);
+        self.op(blocking, &self.read_timeout_ns, "recv_msg", |st| {
+            match st.conn.recv_msg(buf) {
                 Ok((copied, _len)) => Some(Ok(copied)),
                 Err(RecvError::WouldBlock) => None,
-                Err(e) => Some(Err(recv_error(e))),
-            })
-            .unwrap_or_else(|| Err(timed_out("recv_msg")))
+                Err(e) => Some(Err(e.into())),
+            }
+        })
     }
 
     /// UDT4 `close` with linger: unsent data drains (up to the linger time), then the peer is
-    /// told. Blocks until the connection has ended.
+    /// told. With UDT_SNDSYN on this blocks until the connection has ended; off, the linger
+    /// runs in the background and this returns at once (as in 4.11).
     pub(crate) fn close(&self) -> io::Result<()> {
-        self.start_close();
+        self.shutdown();
+        if !self.send_blocking.load(Relaxed) {
+            return Ok(());
+        }
         self.conn
             .wait_until(None, |st| {
                 (st.conn.state() == State::Closed).then(|| match st.conn.error() {
                     None | Some(ConnectionError::LocallyClosed | ConnectionError::PeerClosed) => {
                         Ok(())
                     }
-                    Some(e) => Err(io_error(e)),
+                    Some(e) => Err(e.into()),
                 })
             })
             .unwrap_or(Ok(()))
     }
 
-    /// Begin closing without waiting (what `Drop` does).
-    fn start_close(&self) {
+    /// Begin closing without waiting (what `Drop` does): no more writes; queued data drains
+    /// up to the linger time, then the peer is told. Received data can still be read.
+    pub(crate) fn shutdown(&self) {
         let mut st = self.conn.lock();
         if matches!(st.conn.state(), State::Connecting | State::Connected) {
             let now = self.mux.mux().now();
@@ -179,11 +246,13 @@ impl Socket {
     }
 
     pub(crate) fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
-        store_timeout(&self.read_timeout_ns, t)
+        store_timeout(&self.read_timeout_ns, check_timeout("UDT_RCVTIMEO", t)?);
+        Ok(())
     }
 
     pub(crate) fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
-        store_timeout(&self.write_timeout_ns, t)
+        store_timeout(&self.write_timeout_ns, check_timeout("UDT_SNDTIMEO", t)?);
+        Ok(())
     }
 
     pub(crate) fn read_timeout(&self) -> Option<Duration> {
@@ -194,6 +263,41 @@ impl Socket {
         load_timeout(&self.write_timeout_ns)
     }
 
+    pub(crate) fn set_send_blocking(&self, on: bool) {
+        self.send_blocking.store(on, Relaxed);
+    }
+
+    pub(crate) fn send_blocking(&self) -> bool {
+        self.send_blocking.load(Relaxed)
+    }
+
+    pub(crate) fn set_recv_blocking(&self, on: bool) {
+        self.recv_blocking.store(on, Relaxed);
+    }
+
+    pub(crate) fn recv_blocking(&self) -> bool {
+        self.recv_blocking.load(Relaxed)
+    }
+
+    /// UDT_MAXBW while connected; the I/O thread re-reads the pacing at once.
+    pub(crate) fn set_max_bandwidth(&self, bytes_per_sec: Option<u64>) {
+        let mut st = self.conn.lock();
+        st.conn.set_max_bandwidth(bytes_per_sec);
+        self.mux.mux().poke(&self.conn, &mut st);
+    }
+
+    pub(crate) fn max_bandwidth(&self) -> Option<u64> {
+        self.conn.lock().conn.config().max_bandwidth_value()
+    }
+
+    pub(crate) fn set_linger(&self, linger: Option<Duration>) {
+        self.conn.lock().conn.set_linger(linger);
+    }
+
+    pub(crate) fn linger(&self) -> Option<Duration> {
+        self.conn.lock().conn.config().linger_value()
+    }
+
     pub(crate) fn stats(&self) -> ConnectionStats {
         self.conn.lock().conn.stats()
     }
@@ -202,8 +306,46 @@ impl Socket {
         self.conn.lock().conn.path_stats()
     }
 
+    pub(crate) fn perfmon(&self, clear: bool) -> Perfmon {
+        let (total, instant) = {
+            let st = self.conn.lock();
+            (st.conn.stats(), st.conn.path_stats())
+        };
+        let mut snap = self.perf.lock().unwrap_or_else(PoisonError::into_inner);
+        snap.report(StdInstant::now(), total, instant, clear)
+    }
+
     pub(crate) fn state(&self) -> State {
         self.conn.lock().conn.state()
+    }
+
+    pub(crate) fn events(&self) -> Ready {
+        conn_readiness(&self.conn, self.mode)
+    }
+
+    pub(crate) fn send_data_pkts(&self) -> u32 {
+        self.conn.lock().conn.send_buffer_pkts()
+    }
+
+    pub(crate) fn recv_data_pkts(&self) -> u32 {
+        self.conn.lock().conn.readable_pkts()
+    }
+
+    /// The configured buffers and flags, and the negotiated MSS.
+    pub(crate) fn conn_config(&self) -> (super::sockopt::ConfigPkts, u32) {
+        let st = self.conn.lock();
+        let c = st.conn.config();
+        let pkts = super::sockopt::ConfigPkts {
+            flow: c.flow_control_pkts_value(),
+            send: c.send_buffer_pkts_value(),
+            recv: c.recv_buffer_pkts_value(),
+            rendezvous: c.is_rendezvous(),
+        };
+        (pkts, st.conn.path_stats().mss)
+    }
+
+    pub(crate) fn poll_handle(&self) -> PollHandle {
+        PollHandle::conn(&self.conn, self.mode, &self.alive)
     }
 
     pub(crate) fn local_addr(&self) -> SocketAddr {
@@ -222,31 +364,28 @@ impl Socket {
 impl Drop for Socket {
     /// Close asynchronously: the I/O thread keeps draining unsent data up to the linger time.
     fn drop(&mut self) {
-        self.start_close();
+        self.shutdown();
     }
 }
 
 fn closed_error(st: &ConnState) -> io::Error {
-    io_error(st.conn.error().unwrap_or(ConnectionError::LocallyClosed))
+    st.conn
+        .error()
+        .unwrap_or(ConnectionError::LocallyClosed)
+        .into()
 }
 
 fn deadline(timeout_ns: &AtomicU64) -> Option<StdInstant> {
     load_timeout(timeout_ns).map(|t| StdInstant::now() + t)
 }
 
-fn store_timeout(slot: &AtomicU64, t: Option<Duration>) -> io::Result<()> {
+/// Store a checked (non-zero) timeout.
+fn store_timeout(slot: &AtomicU64, t: Option<Duration>) {
     let ns = match t {
         None => NO_TIMEOUT,
-        Some(d) if d.is_zero() => {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "cannot set a zero duration timeout",
-            ))
-        }
         Some(d) => u64::try_from(d.as_nanos()).unwrap_or(NO_TIMEOUT - 1),
     };
     slot.store(ns, Relaxed);
-    Ok(())
 }
 
 fn load_timeout(slot: &AtomicU64) -> Option<Duration> {

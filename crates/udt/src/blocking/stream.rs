@@ -4,9 +4,10 @@ use std::io::{self, Read, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use udt_proto::{ConnectionConfig, ConnectionStats, Mode, PathStats, State};
+use udt_proto::Mode;
 
 use super::{check_mode, connect_any, rendezvous, Socket};
+use crate::options::SocketOptions;
 
 /// A reliable, ordered byte stream over UDT (`SOCK_STREAM`).
 ///
@@ -16,37 +17,43 @@ use super::{check_mode, connect_any, rendezvous, Socket};
 /// time); [`UdtStream::close`] does the same and waits for the result.
 #[derive(Debug)]
 pub struct UdtStream {
-    socket: Socket,
+    pub(super) socket: Socket,
 }
 
 impl UdtStream {
     /// Connect to a listener at `addr` with UDT4's default options, from a new ephemeral
     /// port. Blocks until connected; a refused request gives `ConnectionRefused`, no answer
-    /// within 3 s gives `TimedOut`.
+    /// within 3 s gives `TimedOut` (see [`crate::connection_error`] for the exact cause).
     pub fn connect(addr: impl ToSocketAddrs) -> io::Result<Self> {
-        Self::connect_with(addr, ConnectionConfig::default())
+        Self::connect_with(addr, SocketOptions::default())
     }
 
-    /// [`Self::connect`] with explicit options (the mode must be [`Mode::Stream`]).
-    pub fn connect_with(addr: impl ToSocketAddrs, config: ConnectionConfig) -> io::Result<Self> {
-        check_mode(&config, Mode::Stream)?;
-        connect_any(addr, &config).map(Self::from_socket)
+    /// [`Self::connect`] with explicit options (the mode must be [`Mode::Stream`]). With
+    /// UDT_RCVSYN off this returns at once; the stream becomes writable when connected.
+    pub fn connect_with(
+        addr: impl ToSocketAddrs,
+        options: impl Into<SocketOptions>,
+    ) -> io::Result<Self> {
+        let options = options.into();
+        check_mode(options.mode(), Mode::Stream)?;
+        connect_any(addr, &options).map(Self::from_socket)
     }
 
     /// Rendezvous connect (UDT_RENDEZVOUS): bind `local` and connect to `remote`, which must
     /// do the same towards us. Blocks until connected (30 s limit by default).
     pub fn rendezvous(local: SocketAddr, remote: SocketAddr) -> io::Result<Self> {
-        Self::rendezvous_with(local, remote, ConnectionConfig::default())
+        Self::rendezvous_with(local, remote, SocketOptions::default())
     }
 
     /// [`Self::rendezvous`] with explicit options.
     pub fn rendezvous_with(
         local: SocketAddr,
         remote: SocketAddr,
-        config: ConnectionConfig,
+        options: impl Into<SocketOptions>,
     ) -> io::Result<Self> {
-        check_mode(&config, Mode::Stream)?;
-        rendezvous(local, remote, &config).map(Self::from_socket)
+        let options = options.into();
+        check_mode(options.mode(), Mode::Stream)?;
+        rendezvous(local, remote, &options).map(Self::from_socket)
     }
 
     pub(crate) fn from_socket(socket: Socket) -> Self {
@@ -54,63 +61,14 @@ impl UdtStream {
     }
 
     /// Close with linger: wait until unsent data is acknowledged (or the linger time runs
-    /// out, giving `TimedOut`) and the peer is told.
+    /// out, giving `TimedOut`) and the peer is told. With UDT_SNDSYN off, return at once and
+    /// linger in the background.
     pub fn close(self) -> io::Result<()> {
         self.socket.close()
     }
-
-    /// UDT_RCVTIMEO: how long `read` may block (`None`: forever, the default).
-    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.socket.set_read_timeout(timeout)
-    }
-
-    /// UDT_SNDTIMEO: how long `write` and `flush` may block (`None`: forever, the default).
-    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.socket.set_write_timeout(timeout)
-    }
-
-    /// The current UDT_RCVTIMEO.
-    pub fn read_timeout(&self) -> Option<Duration> {
-        self.socket.read_timeout()
-    }
-
-    /// The current UDT_SNDTIMEO.
-    pub fn write_timeout(&self) -> Option<Duration> {
-        self.socket.write_timeout()
-    }
-
-    /// Cumulative counters (UDT4 perfmon totals).
-    pub fn stats(&self) -> ConnectionStats {
-        self.socket.stats()
-    }
-
-    /// Instantaneous path state: RTT, windows, sending period, rates.
-    pub fn path_stats(&self) -> PathStats {
-        self.socket.path_stats()
-    }
-
-    /// UDT_STATE.
-    pub fn state(&self) -> State {
-        self.socket.state()
-    }
-
-    /// The local UDP address (shared by every connection on the same multiplexer).
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        Ok(self.socket.local_addr())
-    }
-
-    /// The peer's UDP address.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        Ok(self.socket.peer_addr())
-    }
-
-    /// Stop this stream's multiplexer at once without telling any peer, as if the process
-    /// died. For tests of a vanished peer.
-    #[doc(hidden)]
-    pub fn abort_multiplexer(&self) {
-        self.socket.multiplexer().abort();
-    }
 }
+
+common_socket_methods!(UdtStream);
 
 impl Read for UdtStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {

@@ -19,26 +19,53 @@ pub(crate) use linux::{set_precise_timers, wait, RecvBatch, SendBatch, Waker, BA
 /// out the I/O thread being descheduled for a moment.
 const SOCKET_BUFFER_BYTES: usize = 8 << 20;
 
+/// The UDP-level options of a multiplexer's socket (UDT_REUSEADDR, UDP_SNDBUF, UDP_RCVBUF).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct UdpOptions {
+    /// SO_REUSEADDR (UDT_REUSEADDR, default on).
+    pub(crate) reuse_addr: bool,
+    /// SO_SNDBUF in bytes; `None`: [`SOCKET_BUFFER_BYTES`].
+    pub(crate) send_buffer: Option<usize>,
+    /// SO_RCVBUF in bytes; `None`: [`SOCKET_BUFFER_BYTES`].
+    pub(crate) recv_buffer: Option<usize>,
+}
+
+impl Default for UdpOptions {
+    fn default() -> Self {
+        Self {
+            reuse_addr: true,
+            send_buffer: None,
+            recv_buffer: None,
+        }
+    }
+}
+
 /// A non-blocking UDP socket bound to `addr`, with UDT_REUSEADDR's meaning (SO_REUSEADDR) and
-/// socket buffers raised as far as the kernel lets us.
-pub(crate) fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
+/// socket buffers raised as far as the kernel lets us (or as `opts` says).
+pub(crate) fn bind_udp(addr: SocketAddr, opts: &UdpOptions) -> io::Result<UdpSocket> {
     let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-    socket.set_reuse_address(true)?;
+    socket.set_reuse_address(opts.reuse_addr)?;
     if addr.is_ipv6() {
         // Dual-stack where the system allows it: one port serves both families, as 4.11
         // does not, but it is harmless and what applications expect from `[::]`.
         let _ = socket.set_only_v6(false);
     }
-    raise_buffers(&socket);
+    raise_buffers(&socket, opts);
     socket.bind(&addr.into())?;
     socket.set_nonblocking(true)?;
     Ok(socket.into())
 }
 
-fn raise_buffers(socket: &Socket) {
+fn raise_buffers(socket: &Socket, opts: &UdpOptions) {
     for recv in [true, false] {
         let name = if recv { "SO_RCVBUF" } else { "SO_SNDBUF" };
-        if let Err(e) = linux::force_buffer(socket, recv, SOCKET_BUFFER_BYTES) {
+        let asked = if recv {
+            opts.recv_buffer
+        } else {
+            opts.send_buffer
+        };
+        let asked = asked.unwrap_or(SOCKET_BUFFER_BYTES);
+        if let Err(e) = linux::force_buffer(socket, recv, asked) {
             tracing::warn!(error = %e, "cannot set {name}");
             continue;
         }
@@ -49,8 +76,8 @@ fn raise_buffers(socket: &Socket) {
         };
         // Linux reports twice the value set (bookkeeping overhead included).
         match got {
-            Ok(n) if n < SOCKET_BUFFER_BYTES => tracing::warn!(
-                asked = SOCKET_BUFFER_BYTES,
+            Ok(n) if n < asked => tracing::warn!(
+                asked,
                 got = n,
                 "{name} capped by the kernel (raise net.core.{}mem_max)",
                 if recv { "r" } else { "w" }

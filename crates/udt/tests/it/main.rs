@@ -1,8 +1,11 @@
 //! Runtime tests over real loopback sockets: one integration binary (see `shared/style.md`).
 
+mod api;
 mod errors;
 mod loopback;
 mod many;
+mod options;
+mod poller;
 
 use std::io::{self, Read, Write};
 use std::time::Duration;
