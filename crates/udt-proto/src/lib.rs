@@ -13,6 +13,10 @@
 pub mod congestion;
 #[cfg(any(fuzzing, test))]
 pub mod fuzzing;
+pub mod estimate;
+pub mod loss_list;
+pub mod recv_buffer;
+pub mod send_buffer;
 pub mod seq;
 pub mod time;
 pub mod wire;

@@ -1,0 +1,406 @@
+//! The receiver's and sender's running estimates: RTT and its variance, packet arrival speed,
+//! link capacity from packet pairs, and the sender's smoothing of what the receiver reports.
+//!
+//! They live together because they are all small fixed-size filters fed per packet or per
+//! ACK and read once per full ACK (every SYN). Feeding is O(1); the median filters sort a
+//! stack copy of their window only when read, so the per-packet cost stays a store.
+
+use std::time::Duration;
+
+use crate::seq::SeqNumber;
+use crate::time::{duration_micros, Instant};
+
+/// Smoothed RTT and RTT variance, in 4.11's integer EWMA form.
+///
+/// Both ends keep one: the receiver feeds ACK→ACK2 round trips, the sender feeds the RTT the
+/// receiver reports in each numbered ACK (§4.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RttEstimator {
+    rtt_us: u32,
+    rtt_var_us: u32,
+}
+
+impl RttEstimator {
+    /// 4.11's initial RTT: 10 × SYN.
+    pub const INITIAL_RTT_US: u32 = 100_000;
+    /// 4.11's initial RTT variance.
+    pub const INITIAL_RTT_VAR_US: u32 = 50_000;
+
+    /// An estimator at 4.11's initial values (100 ms, 50 ms).
+    pub fn new() -> Self {
+        Self::with_initial(Self::INITIAL_RTT_US, Self::INITIAL_RTT_VAR_US)
+    }
+
+    /// An estimator starting from known values (4.11 restores them from a per-peer cache).
+    pub fn with_initial(rtt_us: u32, rtt_var_us: u32) -> Self {
+        Self { rtt_us, rtt_var_us }
+    }
+
+    /// Feeds one RTT sample.
+    ///
+    /// UDT4 §4.3: `RTTVar = (3·RTTVar + |rtt − RTT|) / 4` with the old RTT, then
+    /// `RTT = (7·RTT + rtt) / 8`, integer arithmetic.
+    pub fn update(&mut self, sample: Duration) {
+        let sample_us = u32::try_from(duration_micros(sample)).unwrap_or(u32::MAX);
+        self.update_us(sample_us);
+    }
+
+    /// [`Self::update`] with a sample in microseconds (the RTT word of an ACK).
+    pub fn update_us(&mut self, sample_us: u32) {
+        let (rtt, var, sample) = (
+            u64::from(self.rtt_us),
+            u64::from(self.rtt_var_us),
+            u64::from(sample_us),
+        );
+        let var = (3 * var + rtt.abs_diff(sample)) / 4;
+        let rtt = (7 * rtt + sample) / 8;
+        // Both are weighted means of u32 values, so they fit in u32.
+        self.rtt_var_us = u32::try_from(var).unwrap_or(u32::MAX);
+        self.rtt_us = u32::try_from(rtt).unwrap_or(u32::MAX);
+    }
+
+    /// Smoothed RTT.
+    pub fn rtt(&self) -> Duration {
+        Duration::from_micros(self.rtt_us.into())
+    }
+
+    /// RTT variance.
+    pub fn rtt_var(&self) -> Duration {
+        Duration::from_micros(self.rtt_var_us.into())
+    }
+
+    /// Smoothed RTT in microseconds (the ACK's RTT word).
+    pub fn rtt_us(&self) -> u32 {
+        self.rtt_us
+    }
+
+    /// RTT variance in microseconds (the ACK's RTT-variance word).
+    pub fn rtt_var_us(&self) -> u32 {
+        self.rtt_var_us
+    }
+
+    /// `RTT + 4·RTTVar`: the timeout term 4.11 uses everywhere (EXP, ACK repeat, NAK interval).
+    pub fn rto_base(&self) -> Duration {
+        Duration::from_micros(u64::from(self.rtt_us) + 4 * u64::from(self.rtt_var_us))
+    }
+}
+
+impl Default for RttEstimator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Receiver-side packet arrival speed (ACK word 4), from the last 16 inter-arrival times.
+#[derive(Clone, Debug)]
+pub struct ArrivalSpeed {
+    window_us: [u32; ARRIVAL_WINDOW],
+    next: usize,
+    last_arrival: Option<Instant>,
+}
+
+const ARRIVAL_WINDOW: usize = 16;
+const PROBE_WINDOW: usize = 64;
+
+impl ArrivalSpeed {
+    /// A window filled with 4.11's initial 1 s intervals: the speed reads 1 pkt/s until real
+    /// intervals displace them (as 4.11's first ACK shows).
+    pub fn new() -> Self {
+        Self {
+            window_us: [1_000_000; ARRIVAL_WINDOW],
+            next: 0,
+            last_arrival: None,
+        }
+    }
+
+    /// Records a data packet arrival (every one, duplicates included, §4.7).
+    ///
+    /// The first call only sets the reference time. (4.11 measures the first interval from
+    /// socket creation; that one sample is dropped by the median filter anyway.)
+    pub fn on_arrival(&mut self, now: Instant) {
+        if let Some(last) = self.last_arrival {
+            self.window_us[self.next] = micros_u32(now - last);
+            self.next = (self.next + 1) % ARRIVAL_WINDOW;
+        }
+        self.last_arrival = Some(now);
+    }
+
+    /// Packets per second, or 0 when too few intervals agree with the median.
+    ///
+    /// UDT4 §4.7: median = element 8 of the first 15 entries sorted (4.11 quirk); keep all
+    /// entries v with M/8 < v < 8·M; if more than 8 are kept, `ceil(1e6 / (sum div count))`.
+    pub fn speed_pkts(&self) -> u32 {
+        let median = quirky_median(&self.window_us);
+        let (sum, count) = filter_around(&self.window_us, median);
+        if count <= (ARRIVAL_WINDOW / 2) as u64 {
+            return 0;
+        }
+        // Kept entries are > M/8 >= 0, so the integer mean is at least 1.
+        let mean = (sum / count).max(1);
+        per_second(mean as f64)
+    }
+}
+
+impl Default for ArrivalSpeed {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Receiver-side link capacity (ACK word 5), from back-to-back packet pairs (§4.6, §4.8).
+#[derive(Clone, Debug)]
+pub struct LinkCapacity {
+    window_us: [u32; PROBE_WINDOW],
+    next: usize,
+    probe_start: Option<Instant>,
+}
+
+impl LinkCapacity {
+    /// A window filled with 4.11's initial 1000 µs intervals (capacity reads 1000 pkts/s).
+    pub fn new() -> Self {
+        Self {
+            window_us: [1000; PROBE_WINDOW],
+            next: 0,
+            probe_start: None,
+        }
+    }
+
+    /// Records a data packet arrival (every one, retransmissions and duplicates included).
+    ///
+    /// Seq ≡ 0 (mod 16) starts a probe; seq ≡ 1 (mod 16) ends it and stores the gap. Unlike
+    /// 4.11 the start is forgotten once used, so a lost first packet does not pair the second
+    /// with a stale start (4.11's median filter usually rejects that sample anyway).
+    pub fn on_arrival(&mut self, seq: SeqNumber, now: Instant) {
+        match seq.value() % 16 {
+            0 => self.probe_start = Some(now),
+            1 => {
+                if let Some(start) = self.probe_start.take() {
+                    self.window_us[self.next] = micros_u32(now - start);
+                    self.next = (self.next + 1) % PROBE_WINDOW;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Estimated capacity in packets per second; never 0.
+    ///
+    /// UDT4 §4.8: median = element 32 of the first 63 entries sorted; keep v with
+    /// M/8 < v < 8·M; `ceil(1e6 / ((M + Σkept) / (1 + count)))`. A zero mean (pairs arriving
+    /// within the same microsecond) is read as 1 µs.
+    pub fn capacity_pkts(&self) -> u32 {
+        let median = quirky_median(&self.window_us);
+        let (sum, count) = filter_around(&self.window_us, median);
+        let mean = (u64::from(median) + sum) as f64 / (count + 1) as f64;
+        per_second(mean.max(1.0))
+    }
+}
+
+impl Default for LinkCapacity {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The sender's smoothed view of the receiver's reports (§4.9), handed to congestion control.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerRates {
+    /// Smoothed receive rate A (packets/s); starts at 16.
+    pub recv_rate_pkts: u32,
+    /// Smoothed link capacity B (packets/s); starts at 1.
+    pub bandwidth_pkts: u32,
+}
+
+impl PeerRates {
+    /// 4.11's initial values: A = 16, B = 1.
+    pub fn new() -> Self {
+        Self {
+            recv_rate_pkts: 16,
+            bandwidth_pkts: 1,
+        }
+    }
+
+    /// Folds in the rate words of a 24-byte ACK: `x = (7·x + v) / 8` for each reported
+    /// value v > 0; zeros (unknown) leave the estimate alone.
+    pub fn update(&mut self, recv_rate_pkts: u32, bandwidth_pkts: u32) {
+        self.recv_rate_pkts = ewma_eighth(self.recv_rate_pkts, recv_rate_pkts);
+        self.bandwidth_pkts = ewma_eighth(self.bandwidth_pkts, bandwidth_pkts);
+    }
+}
+
+impl Default for PeerRates {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `(7·old + sample) / 8`, or `old` when the sample is 0.
+fn ewma_eighth(old: u32, sample: u32) -> u32 {
+    if sample == 0 {
+        return old;
+    }
+    let mixed = (7 * u64::from(old) + u64::from(sample)) / 8;
+    u32::try_from(mixed).unwrap_or(u32::MAX)
+}
+
+/// 4.11's median: sort a copy of all but the last entry and take index `N / 2`.
+fn quirky_median<const N: usize>(window: &[u32; N]) -> u32 {
+    let mut copy = *window;
+    let head = &mut copy[..N - 1];
+    let (_, median, _) = head.select_nth_unstable(N / 2);
+    *median
+}
+
+/// Sum and count of the entries strictly between `median / 8` and `median · 8`.
+fn filter_around(window: &[u32], median: u32) -> (u64, u64) {
+    let upper = u64::from(median) << 3;
+    let lower = u64::from(median >> 3);
+    window
+        .iter()
+        .map(|&v| u64::from(v))
+        .filter(|&v| v > lower && v < upper)
+        .fold((0, 0), |(sum, count), v| (sum + v, count + 1))
+}
+
+/// `ceil(1e6 / interval_us)`, saturating at `u32::MAX`.
+fn per_second(interval_us: f64) -> u32 {
+    // `as` saturates for floats; interval >= 1 keeps the value finite.
+    (1_000_000.0 / interval_us).ceil() as u32
+}
+
+fn micros_u32(d: Duration) -> u32 {
+    u32::try_from(duration_micros(d)).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(us: u64) -> Instant {
+        Instant::from_micros(us)
+    }
+
+    #[test]
+    fn rtt_ewma_matches_hand_computation() {
+        let mut rtt = RttEstimator::new();
+        assert_eq!((rtt.rtt_us(), rtt.rtt_var_us()), (100_000, 50_000));
+        rtt.update(Duration::from_micros(20_000));
+        // var = (150000 + 80000) / 4 = 57500; rtt = (700000 + 20000) / 8 = 90000
+        assert_eq!((rtt.rtt_us(), rtt.rtt_var_us()), (90_000, 57_500));
+        rtt.update_us(90_007);
+        // var = (172500 + 7) / 4 = 43126 (integer); rtt = (630000 + 90007) / 8 = 90000
+        assert_eq!((rtt.rtt_us(), rtt.rtt_var_us()), (90_000, 43_126));
+        assert_eq!(rtt.rto_base(), Duration::from_micros(90_000 + 4 * 43_126));
+        assert_eq!(rtt.rtt(), Duration::from_micros(90_000));
+        assert_eq!(rtt.rtt_var(), Duration::from_micros(43_126));
+    }
+
+    #[test]
+    fn rtt_converges_and_saturates() {
+        let mut rtt = RttEstimator::new();
+        for _ in 0..200 {
+            rtt.update(Duration::from_micros(1_000));
+        }
+        assert!(rtt.rtt_us() <= 1_010, "{}", rtt.rtt_us());
+        rtt.update(Duration::from_secs(1 << 40));
+        assert!(rtt.rtt_us() > 1_000);
+    }
+
+    #[test]
+    fn arrival_speed_initially_one() {
+        assert_eq!(ArrivalSpeed::new().speed_pkts(), 1);
+    }
+
+    #[test]
+    fn arrival_speed_of_steady_100us_spacing() {
+        let mut speed = ArrivalSpeed::new();
+        for i in 0..=16 {
+            speed.on_arrival(at(5_000 + i * 100));
+        }
+        assert_eq!(speed.speed_pkts(), 10_000);
+    }
+
+    #[test]
+    fn arrival_speed_needs_more_than_eight_agreeing_intervals() {
+        let mut speed = ArrivalSpeed::new();
+        // 8 intervals of 100 µs: the other 8 are still 1 s, so the median is 1 s and only
+        // those 8 pass the filter: 1e6 / 1e6 = 1 ... but 8 is not "more than 8".
+        for i in 0..=8 {
+            speed.on_arrival(at(i * 100));
+        }
+        assert_eq!(speed.speed_pkts(), 0);
+        // A 9th and 10th: the sorted first 15 now put 100 µs at index 8.
+        speed.on_arrival(at(900));
+        speed.on_arrival(at(1000));
+        assert_eq!(speed.speed_pkts(), 10_000);
+    }
+
+    #[test]
+    fn arrival_speed_filters_outliers() {
+        let mut speed = ArrivalSpeed::new();
+        let mut t = 0;
+        speed.on_arrival(at(t));
+        for i in 0..16 {
+            t += if i == 3 { 5_000 } else { 200 };
+            speed.on_arrival(at(t));
+        }
+        // The 5 ms gap is > 8 × 200 µs and is dropped: 15 × 200 µs kept.
+        assert_eq!(speed.speed_pkts(), 5_000);
+    }
+
+    #[test]
+    fn capacity_initially_1000() {
+        assert_eq!(LinkCapacity::new().capacity_pkts(), 1000);
+    }
+
+    #[test]
+    fn capacity_from_pairs_12us_apart() {
+        let mut cap = LinkCapacity::new();
+        let mut t = 0;
+        for n in 0..64u32 {
+            cap.on_arrival(SeqNumber::new(n * 16), at(t));
+            cap.on_arrival(SeqNumber::new(n * 16 + 1), at(t + 12));
+            cap.on_arrival(SeqNumber::new(n * 16 + 2), at(t + 500));
+            t += 1_000;
+        }
+        // 1e6 / 12 = 83333.3 -> 83334
+        assert_eq!(cap.capacity_pkts(), 83_334);
+    }
+
+    #[test]
+    fn capacity_ignores_unpaired_second_packet() {
+        let mut cap = LinkCapacity::new();
+        cap.on_arrival(SeqNumber::new(17), at(10));
+        assert_eq!(cap.window_us, [1000; PROBE_WINDOW]);
+        cap.on_arrival(SeqNumber::new(32), at(20));
+        cap.on_arrival(SeqNumber::new(33), at(20));
+        assert_eq!(cap.window_us[0], 0);
+        // One zero sample among 1000s is filtered out; a window of zeros reads as 1 µs.
+        assert_eq!(cap.capacity_pkts(), 1000);
+        cap.window_us = [0; PROBE_WINDOW];
+        assert_eq!(cap.capacity_pkts(), 1_000_000);
+    }
+
+    #[test]
+    fn capacity_pair_across_seq_wrap() {
+        let mut cap = LinkCapacity::new();
+        // MAX = 0x7FFF_FFFF ≡ 15 (mod 16): 0 and 1 after the wrap form a pair.
+        cap.on_arrival(SeqNumber::new(SeqNumber::MAX), at(0));
+        cap.on_arrival(SeqNumber::new(0), at(100));
+        cap.on_arrival(SeqNumber::new(1), at(150));
+        assert_eq!(cap.window_us[0], 50);
+    }
+
+    #[test]
+    fn peer_rates_smooth_by_eighths() {
+        let mut rates = PeerRates::new();
+        assert_eq!((rates.recv_rate_pkts, rates.bandwidth_pkts), (16, 1));
+        rates.update(800, 80_001);
+        // A = (112 + 800) / 8 = 114; B = (7 + 80001) / 8 = 10001
+        assert_eq!((rates.recv_rate_pkts, rates.bandwidth_pkts), (114, 10_001));
+        rates.update(0, 0);
+        assert_eq!((rates.recv_rate_pkts, rates.bandwidth_pkts), (114, 10_001));
+        rates.update(u32::MAX, u32::MAX);
+        assert!(rates.recv_rate_pkts > 114);
+    }
+}

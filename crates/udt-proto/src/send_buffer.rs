@@ -1,0 +1,449 @@
+//! The send buffer: application data cut into packets, kept until acknowledged (§6.1, §7).
+//!
+//! Packets are held in sequence order. Packet `i` (counting from the oldest unacknowledged
+//! one) has sequence number `base + i`, so sequence numbers are implied by position and the
+//! connection never has to store them. A cursor marks the first never-sent packet.
+//!
+//! Storage grows with the data: payload bytes are appended to 64 KiB chunks (recycled when
+//! fully acknowledged), and each packet is a small fixed-size slot pointing into a chunk, so
+//! queuing, sending and acknowledging allocate nothing in steady state and an idle connection
+//! with an 8192-packet buffer holds almost nothing.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use crate::seq::{MsgNumber, SeqNumber};
+use crate::time::Instant;
+
+#[cfg(test)]
+mod tests;
+
+/// The message fields of one data packet, as the connection writes them on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketMeta {
+    /// The message (or stream `send` call) the packet belongs to.
+    pub msg: MsgNumber,
+    /// First packet of its message (FF bit `10`; with `last`, solo `11`).
+    pub first: bool,
+    /// Last packet of its message (FF bit `01`).
+    pub last: bool,
+    /// The O bit: deliver in order.
+    pub in_order: bool,
+}
+
+impl PacketMeta {
+    /// A single-packet message.
+    pub fn solo(msg: MsgNumber, in_order: bool) -> Self {
+        Self {
+            msg,
+            first: true,
+            last: true,
+            in_order,
+        }
+    }
+}
+
+/// Why a message could not be queued.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SendBufferError {
+    /// The message needs more packets than the whole buffer holds (4.11 error 5012).
+    #[error("message larger than the send buffer")]
+    TooLarge,
+    /// The message does not fit in the free space now; retry after acknowledgements.
+    #[error("send buffer full")]
+    Full,
+    /// Zero-length messages are not sent.
+    #[error("empty message")]
+    Empty,
+}
+
+/// A message whose TTL ran out (or that was already dropped), as the drop request reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DroppedMessage {
+    /// Its message number.
+    pub msg: MsgNumber,
+    /// Its first packet still in the buffer (the message may have been partly acknowledged).
+    pub first: SeqNumber,
+    /// Its last packet, whether sent yet or not.
+    pub last: SeqNumber,
+}
+
+/// Packets waiting to be sent or acknowledged.
+#[derive(Debug)]
+pub struct SendBuffer {
+    slots: VecDeque<Slot>,
+    bytes: ChunkStore,
+    /// Sequence number of `slots[0]`.
+    base: SeqNumber,
+    /// Index in `slots` of the first never-sent packet.
+    unsent: usize,
+    next_msg: MsgNumber,
+    payload_size: usize,
+    capacity_pkts: u32,
+    buffered_bytes: usize,
+}
+
+/// One packet: where its payload lives and what the connection needs to (re)send it.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    chunk: u64,
+    offset: u32,
+    len: u32,
+    meta: PacketMeta,
+    /// Position in its message and the message's packet count, for drop ranges in O(1).
+    index_in_msg: u32,
+    msg_pkts: u32,
+    /// When the message expires (4.11: dropped if `now − queued > TTL`); `None`: never.
+    expires: Option<Instant>,
+    dropped: bool,
+}
+
+/// How a run of packets is tagged; shared by all packets of one write.
+#[derive(Clone, Copy)]
+struct MessageSpec {
+    msg: MsgNumber,
+    in_order: bool,
+    expires: Option<Instant>,
+}
+
+impl SendBuffer {
+    /// An empty buffer of `capacity_pkts` packets of up to `payload_size` bytes (MSS − 44).
+    ///
+    /// A zero `payload_size` or capacity would make every write fail; both are raised to 1.
+    pub fn new(payload_size: usize, capacity_pkts: u32) -> Self {
+        let payload_size = payload_size.clamp(1, u32::MAX as usize);
+        Self {
+            slots: VecDeque::new(),
+            bytes: ChunkStore::new(payload_size),
+            base: SeqNumber::new(0),
+            unsent: 0,
+            next_msg: MsgNumber::FIRST,
+            payload_size,
+            capacity_pkts: capacity_pkts.max(1),
+            buffered_bytes: 0,
+        }
+    }
+
+    /// Sets the sequence number of the oldest packet (the ISN at connection setup). Call it
+    /// before the first [`Self::mark_sent`]: it renumbers everything queued.
+    pub fn set_base(&mut self, isn: SeqNumber) {
+        self.base = isn;
+    }
+
+    /// Queues stream data: accepts as many bytes as fit and cuts them into packets.
+    ///
+    /// UDT4 §1.2: each call is one "message" on the wire (first packet First, last Last, a
+    /// single one Solo, O = 0, no TTL), so a 5-byte `send` yields a 5-byte packet; packets
+    /// are not coalesced across calls. Returns the bytes accepted (0 when full or empty).
+    pub fn write_stream(&mut self, data: &[u8], now: Instant) -> usize {
+        let _ = now; // stream data never expires
+        let fit = self.free_pkts() as usize * self.payload_size;
+        let accepted = &data[..data.len().min(fit)];
+        if accepted.is_empty() {
+            return 0;
+        }
+        let spec = self.take_spec(false, None);
+        self.push_message(accepted, spec);
+        accepted.len()
+    }
+
+    /// Queues one message whole, or nothing (§7 DGRAM `sendmsg`).
+    ///
+    /// `ttl` is counted from `now`; `None` means it never expires. Returns its number.
+    pub fn write_message(
+        &mut self,
+        msg: &[u8],
+        ttl: Option<Duration>,
+        in_order: bool,
+        now: Instant,
+    ) -> Result<MsgNumber, SendBufferError> {
+        if msg.is_empty() {
+            return Err(SendBufferError::Empty);
+        }
+        let pkts = msg.len().div_ceil(self.payload_size);
+        if pkts > self.capacity_pkts as usize {
+            return Err(SendBufferError::TooLarge);
+        }
+        if pkts > self.free_pkts() as usize {
+            return Err(SendBufferError::Full);
+        }
+        let spec = self.take_spec(in_order, ttl.map(|ttl| now + ttl));
+        self.push_message(msg, spec);
+        Ok(spec.msg)
+    }
+
+    /// The sequence number of the next packet to send for the first time, if any. Packets of
+    /// dropped messages are skipped (see [`Self::drop_message`]).
+    pub fn unsent(&self) -> Option<SeqNumber> {
+        (self.unsent < self.slots.len()).then(|| self.base + self.unsent as u32)
+    }
+
+    /// Records that the packet [`Self::unsent`] named was sent; moves to the next one.
+    pub fn mark_sent(&mut self) {
+        if self.unsent < self.slots.len() {
+            self.unsent += 1;
+            self.skip_dropped_unsent();
+        }
+    }
+
+    /// The message fields and payload of packet `seq`, for a first send or a retransmission.
+    /// `None` if it is acknowledged, dropped, or not queued.
+    pub fn packet(&self, seq: SeqNumber) -> Option<(PacketMeta, &[u8])> {
+        let slot = self.slot(seq)?;
+        if slot.dropped {
+            return None;
+        }
+        Some((slot.meta, self.bytes.get(slot)))
+    }
+
+    /// Releases every packet before `ack` (only packets already sent can be acknowledged).
+    /// Returns how many were freed.
+    pub fn ack(&mut self, ack: SeqNumber) -> usize {
+        let Ok(count) = usize::try_from(self.base.offset_to(ack)) else {
+            return 0;
+        };
+        let count = count.min(self.unsent);
+        for slot in self.slots.drain(..count) {
+            self.buffered_bytes -= slot.len as usize;
+        }
+        self.base = self.base + count as u32;
+        self.unsent -= count;
+        match self.slots.front() {
+            Some(front) => self.bytes.release_before(front.chunk),
+            None => self.bytes.release_all(),
+        }
+        count
+    }
+
+    /// TTL check before retransmitting `seq` (§6.6): the message to drop if its TTL has run
+    /// out (`now` later than queue time + TTL) or it was already dropped, else `None`. Only
+    /// sent packets are checked: first transmissions always go out.
+    pub fn expired(&self, seq: SeqNumber, now: Instant) -> Option<DroppedMessage> {
+        let index = self.index(seq)?;
+        if index >= self.unsent {
+            return None;
+        }
+        let slot = self.slots[index];
+        let timed_out = slot.expires.is_some_and(|deadline| now > deadline);
+        if !(timed_out || slot.dropped) {
+            return None;
+        }
+        // Acknowledged packets of the message are gone: start at the oldest one left.
+        let back = (slot.index_in_msg as usize).min(index);
+        Some(DroppedMessage {
+            msg: slot.meta.msg,
+            first: seq - back as u32,
+            last: seq + (slot.msg_pkts - 1 - slot.index_in_msg),
+        })
+    }
+
+    /// Drops a message found by [`Self::expired`]: its packets are never sent again, and
+    /// [`Self::packet`] returns `None` for them (they stay in the buffer, counted, until the
+    /// receiver acknowledges past them after the drop request).
+    ///
+    /// If some of its packets were never sent, the unsent cursor jumps past them: their
+    /// sequence numbers are consumed without being sent. Returns that skipped range, so the
+    /// connection can advance its "largest sent" to its end (the drop request tells the
+    /// receiver to skip the whole message). `None` if every packet had been sent.
+    pub fn drop_message(&mut self, dropped: &DroppedMessage) -> Option<(SeqNumber, SeqNumber)> {
+        let first = self.index(dropped.first)?;
+        let last = self
+            .index(dropped.last)
+            .unwrap_or(self.slots.len().saturating_sub(1));
+        if last < first {
+            return None;
+        }
+        for slot in self.slots.range_mut(first..=last) {
+            if slot.meta.msg == dropped.msg {
+                slot.dropped = true;
+            }
+        }
+        let before = self.unsent;
+        self.skip_dropped_unsent();
+        (self.unsent > before).then(|| {
+            (
+                self.base + before as u32,
+                self.base + (self.unsent - 1) as u32,
+            )
+        })
+    }
+
+    /// Packets sent and not yet acknowledged (including dropped ones awaiting the ACK).
+    pub fn unacked_pkts(&self) -> u32 {
+        self.unsent as u32
+    }
+
+    /// Packets queued and never sent.
+    pub fn unsent_pkts(&self) -> u32 {
+        (self.slots.len() - self.unsent) as u32
+    }
+
+    /// Whether nothing is queued or awaiting acknowledgement (keep-alive condition, §2.8).
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Bytes that a stream write would accept now: free packets × payload size.
+    pub fn free_bytes(&self) -> usize {
+        self.free_pkts() as usize * self.payload_size
+    }
+
+    /// Free packet slots.
+    pub fn free_pkts(&self) -> u32 {
+        self.capacity_pkts - self.slots.len() as u32
+    }
+
+    /// Capacity in packets.
+    pub fn capacity_pkts(&self) -> u32 {
+        self.capacity_pkts
+    }
+
+    /// Payload bytes held (unsent and unacknowledged).
+    pub fn buffered_bytes(&self) -> usize {
+        self.buffered_bytes
+    }
+
+    /// The payload size packets are cut to.
+    pub fn payload_size(&self) -> usize {
+        self.payload_size
+    }
+
+    /// The sequence number of the oldest packet held (the last data ACK).
+    pub fn base(&self) -> SeqNumber {
+        self.base
+    }
+
+    /// The number for the next message, and advances the counter (1, 2, … wrapping to 1).
+    fn take_spec(&mut self, in_order: bool, expires: Option<Instant>) -> MessageSpec {
+        let msg = self.next_msg;
+        self.next_msg = msg.next();
+        MessageSpec {
+            msg,
+            in_order,
+            expires,
+        }
+    }
+
+    /// Appends `data` (known to fit) as one message of payload-size packets.
+    fn push_message(&mut self, data: &[u8], spec: MessageSpec) {
+        let pkts = data.len().div_ceil(self.payload_size) as u32;
+        for (i, piece) in data.chunks(self.payload_size).enumerate() {
+            let i = i as u32;
+            let (chunk, offset) = self.bytes.push(piece);
+            self.slots.push_back(Slot {
+                chunk,
+                offset,
+                len: piece.len() as u32,
+                meta: PacketMeta {
+                    msg: spec.msg,
+                    first: i == 0,
+                    last: i + 1 == pkts,
+                    in_order: spec.in_order,
+                },
+                index_in_msg: i,
+                msg_pkts: pkts,
+                expires: spec.expires,
+                dropped: false,
+            });
+        }
+        self.buffered_bytes += data.len();
+    }
+
+    fn skip_dropped_unsent(&mut self) {
+        while self.slots.get(self.unsent).is_some_and(|slot| slot.dropped) {
+            self.unsent += 1;
+        }
+    }
+
+    /// Index of `seq` in `slots`, if held.
+    fn index(&self, seq: SeqNumber) -> Option<usize> {
+        let index = usize::try_from(self.base.offset_to(seq)).ok()?;
+        (index < self.slots.len()).then_some(index)
+    }
+
+    fn slot(&self, seq: SeqNumber) -> Option<&Slot> {
+        self.slots.get(self.index(seq)?)
+    }
+}
+
+/// Payload bytes in a queue of fixed-capacity chunks, addressed by a running chunk id.
+///
+/// A packet never straddles chunks, so it is always one contiguous slice. Chunks freed by
+/// acknowledgements are kept (a couple at most) for reuse instead of returned to the allocator.
+#[derive(Debug)]
+struct ChunkStore {
+    chunks: VecDeque<Vec<u8>>,
+    /// Id of `chunks[0]`.
+    front_id: u64,
+    spare: Vec<Vec<u8>>,
+    chunk_bytes: usize,
+}
+
+impl ChunkStore {
+    const CHUNK_BYTES: usize = 64 * 1024;
+    const MAX_SPARE: usize = 4;
+
+    fn new(payload_size: usize) -> Self {
+        Self {
+            chunks: VecDeque::new(),
+            front_id: 0,
+            spare: Vec::new(),
+            chunk_bytes: Self::CHUNK_BYTES.max(payload_size),
+        }
+    }
+
+    /// Stores `piece` (at most the payload size) and returns (chunk id, offset).
+    fn push(&mut self, piece: &[u8]) -> (u64, u32) {
+        let fits = self
+            .chunks
+            .back()
+            .is_some_and(|chunk| chunk.len() + piece.len() <= self.chunk_bytes);
+        if !fits {
+            let chunk = self
+                .spare
+                .pop()
+                .unwrap_or_else(|| Vec::with_capacity(self.chunk_bytes));
+            self.chunks.push_back(chunk);
+        }
+        let id = self.front_id + self.chunks.len() as u64 - 1;
+        // The back chunk exists: it was just pushed, or `fits` found it.
+        let chunk = self.chunks.back_mut().expect("a back chunk exists");
+        let offset = chunk.len() as u32;
+        chunk.extend_from_slice(piece);
+        (id, offset)
+    }
+
+    fn get(&self, slot: &Slot) -> &[u8] {
+        let start = slot.offset as usize;
+        usize::try_from(slot.chunk - self.front_id)
+            .ok()
+            .and_then(|index| self.chunks.get(index))
+            .and_then(|chunk| chunk.get(start..start + slot.len as usize))
+            .unwrap_or(&[])
+    }
+
+    /// Recycles every chunk older than `id`.
+    fn release_before(&mut self, id: u64) {
+        while self.front_id < id {
+            let Some(chunk) = self.chunks.pop_front() else {
+                break;
+            };
+            self.front_id += 1;
+            self.recycle(chunk);
+        }
+    }
+
+    fn release_all(&mut self) {
+        while let Some(chunk) = self.chunks.pop_front() {
+            self.front_id += 1;
+            self.recycle(chunk);
+        }
+    }
+
+    fn recycle(&mut self, mut chunk: Vec<u8>) {
+        if self.spare.len() < Self::MAX_SPARE {
+            chunk.clear();
+            self.spare.push(chunk);
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! Send buffer tests: chunking, message fields, acknowledgement, TTL drop, wrap.
+
+use super::*;
+
+const MAX: u32 = SeqNumber::MAX;
+const T0: Instant = Instant::ZERO;
+
+fn s(v: u32) -> SeqNumber {
+    SeqNumber::new(v)
+}
+
+/// Sends every unsent packet, returning (seq, meta, payload length) in order.
+fn send_all(buf: &mut SendBuffer) -> Vec<(SeqNumber, PacketMeta, usize)> {
+    let mut out = Vec::new();
+    while let Some(seq) = buf.unsent() {
+        let (meta, payload) = buf.packet(seq).expect("unsent packet is held");
+        out.push((seq, meta, payload.len()));
+        buf.mark_sent();
+    }
+    out
+}
+
+#[test]
+fn stream_write_is_cut_into_payload_size_packets() {
+    let mut buf = SendBuffer::new(10, 100);
+    buf.set_base(s(1000));
+    let data: Vec<u8> = (0..25).collect();
+    assert_eq!(buf.write_stream(&data, T0), 25);
+    assert_eq!(buf.write_stream(b"hello", T0), 5);
+    assert_eq!(buf.write_stream(b"", T0), 0);
+    assert_eq!(buf.buffered_bytes(), 30);
+    assert_eq!(buf.unsent_pkts(), 4);
+    assert_eq!(buf.packet(s(1001)).map(|(_, p)| p), Some(&data[10..20]));
+    assert_eq!(buf.packet(s(1003)).map(|(_, p)| p), Some(&b"hello"[..]));
+    let sent = send_all(&mut buf);
+    let m1 = MsgNumber::new(1);
+    let m2 = MsgNumber::new(2);
+    let expect = [
+        (
+            s(1000),
+            PacketMeta {
+                msg: m1,
+                first: true,
+                last: false,
+                in_order: false,
+            },
+            10,
+        ),
+        (
+            s(1001),
+            PacketMeta {
+                msg: m1,
+                first: false,
+                last: false,
+                in_order: false,
+            },
+            10,
+        ),
+        (
+            s(1002),
+            PacketMeta {
+                msg: m1,
+                first: false,
+                last: true,
+                in_order: false,
+            },
+            5,
+        ),
+        (s(1003), PacketMeta::solo(m2, false), 5),
+    ];
+    assert_eq!(sent, expect);
+    assert_eq!(buf.unacked_pkts(), 4);
+    assert_eq!(buf.unsent(), None);
+}
+
+#[test]
+fn stream_write_accepts_what_fits() {
+    let mut buf = SendBuffer::new(10, 3);
+    assert_eq!(buf.free_bytes(), 30);
+    assert_eq!(buf.write_stream(&[7; 12], T0), 12);
+    // 2 packets used (one holding 2 bytes): 1 packet = 10 bytes left.
+    assert_eq!(buf.free_bytes(), 10);
+    assert_eq!(buf.write_stream(&[8; 25], T0), 10);
+    assert_eq!(buf.write_stream(&[9; 1], T0), 0);
+    assert_eq!(buf.free_pkts(), 0);
+    assert_eq!(
+        buf.packet(s(2)).map(|(m, _)| (m.first, m.last)),
+        Some((true, true))
+    );
+}
+
+#[test]
+fn messages_number_from_one_and_keep_flags() {
+    let mut buf = SendBuffer::new(4, 10);
+    assert_eq!(
+        buf.write_message(b"abcdefghi", None, true, T0),
+        Ok(MsgNumber::new(1))
+    );
+    assert_eq!(
+        buf.write_message(b"xy", None, false, T0),
+        Ok(MsgNumber::new(2))
+    );
+    let sent = send_all(&mut buf);
+    let flags: Vec<_> = sent
+        .iter()
+        .map(|(_, m, len)| (m.msg.value(), m.first, m.last, m.in_order, *len))
+        .collect();
+    assert_eq!(
+        flags,
+        vec![
+            (1, true, false, true, 4),
+            (1, false, false, true, 4),
+            (1, false, true, true, 1),
+            (2, true, true, false, 2),
+        ]
+    );
+}
+
+#[test]
+fn message_errors() {
+    let mut buf = SendBuffer::new(4, 3);
+    assert_eq!(
+        buf.write_message(b"", None, true, T0),
+        Err(SendBufferError::Empty)
+    );
+    assert_eq!(
+        buf.write_message(&[0; 13], None, true, T0),
+        Err(SendBufferError::TooLarge)
+    );
+    assert_eq!(
+        buf.write_message(&[0; 12], None, true, T0),
+        Ok(MsgNumber::new(1))
+    );
+    assert_eq!(
+        buf.write_message(&[0; 1], None, true, T0),
+        Err(SendBufferError::Full)
+    );
+    // Failed writes consume no message number.
+    buf.mark_sent();
+    buf.ack(s(1));
+    assert_eq!(
+        buf.write_message(&[0; 1], None, true, T0),
+        Ok(MsgNumber::new(2))
+    );
+}
+
+#[test]
+fn ack_releases_only_sent_packets() {
+    let mut buf = SendBuffer::new(10, 8);
+    buf.set_base(s(50));
+    buf.write_stream(&[1; 80], T0);
+    for _ in 0..5 {
+        buf.mark_sent();
+    }
+    assert_eq!(buf.ack(s(49)), 0, "old ack ignored");
+    assert_eq!(buf.ack(s(53)), 3);
+    assert_eq!(buf.base(), s(53));
+    assert_eq!(buf.packet(s(52)), None);
+    assert_eq!(buf.unacked_pkts(), 2);
+    assert_eq!(buf.free_pkts(), 3);
+    assert_eq!(buf.buffered_bytes(), 50);
+    // Beyond what was sent: clamps to the sent packets.
+    assert_eq!(buf.ack(s(70)), 2);
+    assert_eq!(buf.unsent(), Some(s(55)));
+    send_all(&mut buf);
+    assert_eq!(buf.ack(s(58)), 3);
+    assert!(buf.is_empty());
+    assert_eq!(buf.free_bytes(), 80);
+}
+
+#[test]
+fn ttl_expiry_and_drop_of_a_partly_sent_message() {
+    let mut buf = SendBuffer::new(4, 20);
+    buf.set_base(s(10));
+    buf.write_message(b"aaaa", None, true, T0).unwrap();
+    let ttl = Some(Duration::from_millis(5));
+    // Message 2: five packets, seq 11..=15.
+    let m2 = buf.write_message(&[2; 20], ttl, false, T0).unwrap();
+    buf.write_message(b"cc", None, true, T0).unwrap();
+    for _ in 0..3 {
+        buf.mark_sent(); // 10, 11, 12
+    }
+    buf.ack(s(12));
+    let at = |ms: u64| Instant::from_micros(ms * 1000);
+    assert_eq!(
+        buf.expired(s(12), at(5)),
+        None,
+        "not after the deadline yet"
+    );
+    assert_eq!(
+        buf.expired(s(13), at(9)),
+        None,
+        "unsent packets are not checked"
+    );
+    let dropped = buf.expired(s(12), at(6)).expect("expired");
+    // Packet 11 was acked: the drop starts at 12 and runs to the message end.
+    assert_eq!(
+        dropped,
+        DroppedMessage {
+            msg: m2,
+            first: s(12),
+            last: s(15)
+        }
+    );
+    assert_eq!(buf.drop_message(&dropped), Some((s(13), s(15))));
+    assert_eq!(buf.packet(s(12)), None);
+    assert_eq!(buf.packet(s(14)), None);
+    // The next new packet is message 3 at 16; dropped packets stay until acked.
+    assert_eq!(buf.unsent(), Some(s(16)));
+    assert_eq!(buf.unacked_pkts(), 4);
+    // A retransmission request for a dropped packet reports the drop again.
+    assert_eq!(buf.expired(s(12), at(6)), Some(dropped));
+    assert_eq!(buf.ack(s(16)), 4);
+    assert_eq!(buf.packet(s(16)).map(|(m, _)| m.msg.value()), Some(3));
+}
+
+#[test]
+fn dropping_a_fully_sent_message_skips_nothing() {
+    let mut buf = SendBuffer::new(4, 20);
+    let ttl = Some(Duration::from_millis(1));
+    buf.write_message(&[1; 8], ttl, true, T0).unwrap();
+    send_all(&mut buf);
+    let dropped = buf.expired(s(1), Instant::from_micros(1001)).unwrap();
+    assert_eq!((dropped.first, dropped.last), (s(0), s(1)));
+    assert_eq!(buf.drop_message(&dropped), None);
+    assert_eq!(buf.expired(s(0), T0), Some(dropped));
+    let bogus = DroppedMessage {
+        msg: dropped.msg,
+        first: s(1),
+        last: s(0),
+    };
+    assert_eq!(buf.drop_message(&bogus), None);
+}
+
+#[test]
+fn sequence_numbers_wrap_at_2_pow_31() {
+    let mut buf = SendBuffer::new(100, 10);
+    buf.set_base(s(MAX - 1));
+    buf.write_message(&[5; 350], None, true, T0).unwrap();
+    let seqs: Vec<u32> = send_all(&mut buf)
+        .iter()
+        .map(|(seq, ..)| seq.value())
+        .collect();
+    assert_eq!(seqs, vec![MAX - 1, MAX, 0, 1]);
+    assert_eq!(buf.packet(s(1)).map(|(_, p)| p.len()), Some(50));
+    assert_eq!(buf.ack(s(1)), 3);
+    assert_eq!(buf.base(), s(1));
+    assert_eq!(buf.ack(s(2)), 1);
+    assert!(buf.is_empty());
+}
+
+#[test]
+fn chunks_are_recycled_across_many_packets() {
+    let mut buf = SendBuffer::new(1456, 64);
+    let data = vec![0xAB; 1456 * 50];
+    let mut next_ack = s(0);
+    for round in 0..100u32 {
+        assert_eq!(buf.write_stream(&data, T0), data.len(), "round {round}");
+        let sent = send_all(&mut buf);
+        for (seq, _, len) in &sent {
+            assert_eq!(*len, 1456);
+            assert_eq!(buf.packet(*seq).unwrap().1[0], 0xAB);
+        }
+        next_ack = next_ack + sent.len() as u32;
+        buf.ack(next_ack);
+    }
+    assert!(buf.bytes.chunks.is_empty());
+    assert!(buf.bytes.spare.len() <= ChunkStore::MAX_SPARE);
+}
