@@ -12,10 +12,12 @@ use crate::wire::{self, ControlBody, LossListIter, Packet};
 
 mod congestion_ops;
 mod input;
+mod nak_loss_list;
 #[cfg(test)]
 mod tests;
 
 pub use congestion_ops::congestion_ops;
+pub use nak_loss_list::nak_loss_list;
 
 /// The wire codec is total and self-consistent on arbitrary bytes:
 /// - parsing never panics;

@@ -11,9 +11,9 @@
 //! - Wire-compatible with libudt 4.11 (see `shared/udt-protocol.md` in the project).
 
 pub mod congestion;
+pub mod estimate;
 #[cfg(any(fuzzing, test))]
 pub mod fuzzing;
-pub mod estimate;
 pub mod loss_list;
 pub mod recv_buffer;
 pub mod send_buffer;

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use super::input::Input;
 use crate::congestion::{
-    AckInfo, Controller, ControllerFactory, ControllerInit, FixedRate, FixedRateFactory,
-    LossInfo, LossRange, Native, ReceivedInfo, SentInfo, TimeoutInfo,
+    AckInfo, Controller, ControllerFactory, ControllerInit, FixedRate, FixedRateFactory, LossInfo,
+    LossRange, Native, ReceivedInfo, SentInfo, TimeoutInfo,
 };
 use crate::seq::SeqNumber;
 use crate::time::Instant;
@@ -27,7 +27,12 @@ pub fn congestion_ops(data: &[u8]) {
     if input.bool() {
         let rate = input.u64() % 20_000_000_000;
         let mut fixed = FixedRateFactory::new(rate).build();
-        run(fixed.as_mut(), &mut input, FixedRate::MIN_WINDOW_PKTS, |_| {});
+        run(
+            fixed.as_mut(),
+            &mut input,
+            FixedRate::MIN_WINDOW_PKTS,
+            |_| {},
+        );
     } else {
         let mut native = Native::default();
         let min = native.config().min_window_pkts();
