@@ -10,16 +10,32 @@
 //!   never allocates from an unchecked length.
 //! - Wire-compatible with libudt 4.11 (see `shared/udt-protocol.md` in the project).
 
+pub mod ack_history;
+pub mod config;
 pub mod congestion;
+pub mod connection;
+pub mod endpoint;
 pub mod estimate;
 #[cfg(any(fuzzing, test))]
 pub mod fuzzing;
+pub mod handshake;
 pub mod loss_list;
 pub mod recv_buffer;
 pub mod send_buffer;
 pub mod seq;
+pub mod stats;
 pub mod time;
+pub mod timers;
 pub mod wire;
 
+#[cfg(test)]
+mod tests;
+
+pub use config::{ConfigError, ConnectionConfig, Mode};
+pub use connection::{
+    Connection, ConnectionError, Event, RecvError, Role, SendError, State, Transmit,
+};
+pub use endpoint::{ConnectError, DatagramEvent, Endpoint, EndpointStats, Incoming};
 pub use seq::{AckNumber, MsgNumber, SeqNumber, SocketId};
+pub use stats::{ConnectionStats, PathStats};
 pub use time::Instant;

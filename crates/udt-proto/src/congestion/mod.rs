@@ -98,16 +98,9 @@ pub struct AckInfo {
     pub largest_sent: SeqNumber,
 }
 
-/// One inclusive range of lost sequence numbers from a NAK (`first == last` for a single
-/// packet). Defined here rather than borrowed from the loss-list module so the congestion
-/// API stays independent of how the connection stores losses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LossRange {
-    /// First lost sequence number.
-    pub first: SeqNumber,
-    /// Last lost sequence number (at or after `first`).
-    pub last: SeqNumber,
-}
+/// One lost range of a NAK, inclusive: the wire type itself, so a NAK reaches the
+/// controller without conversion.
+pub use crate::wire::SeqRange as LossRange;
 
 /// Inputs of [`Controller::on_loss`]: one NAK.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

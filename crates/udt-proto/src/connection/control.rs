@@ -1,0 +1,262 @@
+//! Arriving control packets: handshakes, ACK, ACK2, NAK, drop requests, shutdown and the rest
+//! (4.11 §6.3).
+
+use std::time::Duration;
+
+use super::{Connection, ConnectionError, Event, Role, State};
+use crate::congestion::{AckInfo, LossInfo};
+use crate::handshake::{self, HandshakeFailure, Progress};
+use crate::seq::{AckNumber, MsgNumber, SeqNumber};
+use crate::time::Instant;
+use crate::timers::Timer;
+use crate::wire::{AckRepr, ControlBody, ControlRepr, HandshakeRepr, NakRepr, ReqType};
+
+impl Connection {
+    pub(super) fn handle_control(&mut self, now: Instant, c: ControlRepr) {
+        if self.state == State::Connecting {
+            match c.body {
+                ControlBody::Handshake(hs) => self.on_handshake_connecting(now, &hs),
+                ControlBody::KeepAlive => self.complete_rendezvous_on_traffic(now),
+                _ => {}
+            }
+            return;
+        }
+        match c.body {
+            ControlBody::Handshake(hs) => self.on_handshake_connected(&hs),
+            ControlBody::KeepAlive => {}
+            ControlBody::Ack(ack) => self.on_ack(now, &ack),
+            ControlBody::Nak(nak) => self.on_nak(now, &nak),
+            ControlBody::CongestionWarning => self.on_congestion_warning(),
+            ControlBody::Shutdown => {
+                self.peer_closed = true;
+                self.finish_close(Some(ConnectionError::PeerClosed));
+            }
+            ControlBody::Ack2(number) => self.on_ack2(now, number),
+            ControlBody::DropRequest { msg, first, last } => self.on_drop_request(msg, first, last),
+            ControlBody::Error { code } => {
+                self.finish_close(Some(ConnectionError::PeerError(code)));
+            }
+            ControlBody::UserDefined { ext_type, body, .. } => {
+                self.cc.on_custom_message(now, ext_type, &body);
+                self.refresh_cc();
+            }
+        }
+    }
+
+    fn on_handshake_connecting(&mut self, now: Instant, hs: &HandshakeRepr) {
+        let Some(connector) = self.connector.as_mut() else {
+            return;
+        };
+        match connector.on_handshake(hs, now) {
+            Progress::Ignored => {}
+            Progress::Resend => {
+                let request = *connector.current_request().1;
+                self.control_out.push_back(ControlBody::Handshake(request));
+                self.timers.set(Timer::Handshake, connector.next_timeout());
+            }
+            Progress::Connected(n, reply) => {
+                if reply {
+                    let mut request = *connector.current_request().1;
+                    request.req_type = ReqType::RESPONSE;
+                    self.peer_id = n.peer_id;
+                    self.control_out.push_back(ControlBody::Handshake(request));
+                }
+                self.establish(now, n);
+            }
+            Progress::Failed(f) => self.finish_close(Some(match f {
+                HandshakeFailure::Rejected => ConnectionError::Refused,
+                HandshakeFailure::IsnMismatch => ConnectionError::SecurityCheck,
+            })),
+        }
+    }
+
+    fn complete_rendezvous_on_traffic(&mut self, now: Instant) {
+        if let Some(n) = self
+            .connector
+            .as_ref()
+            .and_then(|c| c.complete_on_traffic())
+        {
+            self.establish(now, n);
+        }
+    }
+
+    /// A handshake on an established connection: the peer missed our response.
+    fn on_handshake_connected(&mut self, hs: &HandshakeRepr) {
+        match self.role {
+            Role::Server => {
+                // The client is still resending its request: repeat our response (4.11 §2.3
+                // step 5: its window field is the raw UDT_FC value).
+                if hs.req_type != ReqType::REGULAR && hs.isn == self.send_isn {
+                    self.queue_server_response(hs, self.config.flow_control_pkts);
+                }
+            }
+            Role::Caller => {
+                if hs.req_type.0 > 0 {
+                    self.queue_re_response(ReqType::RESPONSE);
+                }
+            }
+            Role::Rendezvous => {
+                if hs.req_type != ReqType::RENDEZVOUS_RESPONSE2 {
+                    self.queue_re_response(ReqType::RENDEZVOUS_RESPONSE2);
+                }
+            }
+        }
+    }
+
+    pub(super) fn queue_server_response(&mut self, request: &HandshakeRepr, window: u32) {
+        let response =
+            handshake::server_response(request, self.local_id, self.mss, window, self.remote.ip());
+        self.control_out.push_back(ControlBody::Handshake(response));
+    }
+
+    fn queue_re_response(&mut self, req_type: ReqType) {
+        let hs = handshake::re_response(
+            self.send_isn,
+            self.mss,
+            self.config.flow_control_pkts,
+            req_type,
+            self.local_id,
+        );
+        self.control_out.push_back(ControlBody::Handshake(hs));
+    }
+
+    fn on_ack(&mut self, now: Instant, ack: &AckRepr) {
+        let Some(details) = ack.details else {
+            self.on_light_ack(ack.ack);
+            return;
+        };
+        self.control_out.push_back(ControlBody::Ack2(ack.number));
+        self.stats.ack2s_sent += 1;
+        // 4.11: acknowledging data never sent breaks the connection.
+        if ack.ack > self.snd.curr_seq.next() {
+            self.broken("ack beyond the largest sequence sent");
+            return;
+        }
+        if ack.ack >= self.snd.last_ack {
+            self.snd.flow_window = details.avail_buf_pkts;
+            self.snd.last_ack = ack.ack;
+        }
+        if ack.ack <= self.snd.last_data_ack {
+            return;
+        }
+        self.release_acked(now, ack.ack);
+        if details.rtt_us > 0 {
+            self.rtt
+                .update(Duration::from_micros(details.rtt_us.into()));
+        }
+        if let Some(rates) = details.rates {
+            self.snd
+                .peer_rates
+                .update(rates.recv_rate_pkts, rates.bandwidth_pkts);
+        }
+        self.stats.acks_received += 1;
+        let info = AckInfo {
+            ack: ack.ack,
+            rtt: self.rtt.rtt(),
+            recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
+            bandwidth_pkts: self.snd.peer_rates.bandwidth_pkts,
+            largest_sent: self.snd.curr_seq,
+        };
+        self.cc.on_ack(now, &info);
+        self.refresh_cc();
+    }
+
+    /// A light ACK only moves the window base; the flow window shrinks by what it covers.
+    fn on_light_ack(&mut self, ack: SeqNumber) {
+        if ack > self.snd.curr_seq.next() {
+            self.stats.malformed.other += 1;
+            return;
+        }
+        if ack >= self.snd.last_ack {
+            let covered = u32::try_from(self.snd.last_ack.offset_to(ack)).unwrap_or(0);
+            self.snd.flow_window = self.snd.flow_window.saturating_sub(covered);
+            self.snd.last_ack = ack;
+        }
+    }
+
+    fn release_acked(&mut self, now: Instant, ack: SeqNumber) {
+        let freed = self.snd.buffer.ack(ack);
+        self.snd.last_data_ack = ack;
+        self.snd.loss.remove_before(ack);
+        if freed > 0 {
+            self.events.push_back(Event::Writable);
+        }
+        if self.snd.buffer.is_empty() {
+            if let Some(since) = self.snd.busy_since.take() {
+                self.stats.send_duration += now - since;
+            }
+            if self.state == State::Closing {
+                self.shutdown_now();
+            }
+        }
+    }
+
+    fn on_nak(&mut self, now: Instant, nak: &NakRepr) {
+        self.stats.naks_received += 1;
+        let Some(first) = nak.ranges.first() else {
+            return;
+        };
+        let info = LossInfo {
+            first_lost: first.first,
+            ranges: &nak.ranges,
+            largest_sent: self.snd.curr_seq,
+            rtt: self.rtt.rtt(),
+            recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
+            bandwidth_pkts: self.snd.peer_rates.bandwidth_pkts,
+        };
+        self.cc.on_loss(now, &info);
+        self.refresh_cc();
+        for r in &nak.ranges {
+            // 4.11: a loss report beyond what was sent breaks the connection.
+            if r.last > self.snd.curr_seq || r.first > r.last {
+                self.broken("loss report beyond the largest sequence sent");
+                return;
+            }
+            let first = r.first.max_seq(self.snd.last_ack);
+            if first <= r.last {
+                let added = self.snd.loss.insert(first, r.last);
+                self.stats.send_loss += u64::from(added);
+            }
+        }
+    }
+
+    /// A congestion warning slows sending by 1/8 until the controller next speaks (4.11's
+    /// effect is just as transient).
+    fn on_congestion_warning(&mut self) {
+        let us = self.send_period.as_secs_f64() * 1e6 * 1.125;
+        self.send_period = Duration::from_micros(us.ceil() as u64);
+    }
+
+    fn on_ack2(&mut self, now: Instant, number: AckNumber) {
+        let Some((ack, sent)) = self.rcv.history.acknowledge(number) else {
+            return;
+        };
+        let sample = now - sent;
+        if !sample.is_zero() {
+            self.rtt.update(sample);
+        }
+        if ack > self.rcv.last_ack2 {
+            self.rcv.last_ack2 = ack;
+        }
+    }
+
+    /// The sender gave up on a message: forget its packets and let the ACK move past them.
+    fn on_drop_request(&mut self, msg: MsgNumber, first: SeqNumber, last: SeqNumber) {
+        // Bound the range by the receive window: a hostile range must not make us skip (and
+        // acknowledge) sequence numbers far beyond anything the peer could have sent.
+        let window = i32::try_from(self.config.recv_buffer_pkts).unwrap_or(i32::MAX);
+        if first > last
+            || first.offset_to(last) >= window
+            || self.rcv.last_ack.offset_to(last) >= window
+        {
+            self.stats.malformed.other += 1;
+            return;
+        }
+        self.rcv.buffer.drop_message(msg, first, last);
+        self.rcv.loss.remove_range(first, last);
+        self.stats.packets_dropped_recv += u64::from(first.len_to(last));
+        if first <= self.rcv.largest.next() && last > self.rcv.largest {
+            self.rcv.largest = last;
+        }
+    }
+}

@@ -1,0 +1,683 @@
+//! One UDT connection as a sans-IO state machine.
+//!
+//! # Using a `Connection`
+//! Method groups, by who calls them:
+//! - **Inputs**: [`Connection::handle_datagram`] for every datagram the endpoint routes here,
+//!   [`Connection::handle_timeout`] when the deadline from `poll_timeout` has passed.
+//! - **Outputs**, drained in this order after any input or application call:
+//!   1. [`Connection::poll_transmit`] until it returns `None` (control packets first, then
+//!      data at the pace the congestion controller allows),
+//!   2. [`Connection::poll_event`] until `None`,
+//!   3. [`Connection::poll_timeout`]: when to call `handle_timeout` next.
+//! - **Application**: [`Connection::send`], [`Connection::send_msg`], [`Connection::recv`],
+//!   [`Connection::recv_msg`], [`Connection::close`], [`Connection::stats`].
+//!
+//! The submodules split the work by direction: `send` picks the next data packet,
+//! `recv` handles arriving data and generates ACKs and NAKs, `control` handles arriving
+//! control packets, `timers` runs the deadlines.
+
+mod control;
+mod recv;
+mod send;
+mod state;
+mod timer;
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+pub use state::{ConnectionError, Event, RecvError, SendError, State};
+
+use crate::ack_history::AckHistory;
+use crate::config::{ConnectionConfig, Mode, IP_UDP_OVERHEAD, UDT_HEADER};
+use crate::congestion::{Controller, ControllerInit, SYN};
+use crate::estimate::{ArrivalSpeed, LinkCapacity, PeerRates, RttEstimator};
+use crate::handshake::{Connector, Negotiated};
+use crate::loss_list::{ReceiverLossList, SenderLossList};
+use crate::recv_buffer::{self, RecvBuffer};
+use crate::send_buffer::{SendBuffer, SendBufferError};
+use crate::seq::{AckNumber, SeqNumber, SocketId};
+use crate::stats::{ConnectionStats, PathStats};
+use crate::time::Instant;
+use crate::timers::{Timer, TimerTable};
+use crate::wire::{ControlBody, ControlRepr, HandshakeRepr, Packet, Timestamp};
+
+/// Where a datagram goes and how long it is; its bytes were appended to the caller's buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    /// The peer's address.
+    pub destination: SocketAddr,
+    /// Bytes appended.
+    pub size: usize,
+}
+
+/// How this side came to the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// We called `connect` on a listener.
+    Caller,
+    /// A listener accepted us.
+    Server,
+    /// Both sides connected to each other.
+    Rendezvous,
+}
+
+/// One UDT connection. See the module documentation for the call order.
+#[derive(Debug)]
+pub struct Connection {
+    config: ConnectionConfig,
+    role: Role,
+    local_id: SocketId,
+    peer_id: SocketId,
+    remote: SocketAddr,
+    state: State,
+    /// Creation time: data timestamps count from here (4.11: from socket open).
+    epoch: Instant,
+    connector: Option<Connector>,
+    /// Our own ISN and the negotiated MSS/window, for re-responses to stray handshakes.
+    send_isn: SeqNumber,
+    mss: u32,
+    payload_size: usize,
+    error: Option<ConnectionError>,
+    peer_closed: bool,
+
+    snd: SendState,
+    rcv: RecvState,
+    rtt: RttEstimator,
+    cc: Box<dyn Controller>,
+    /// Controller outputs, refreshed after every hook (4.11 `CCUpdate`).
+    send_period: Duration,
+    cwnd: f64,
+
+    timers: TimerTable,
+    exp_count: u32,
+    last_response: Instant,
+
+    control_out: VecDeque<ControlBody>,
+    events: VecDeque<Event>,
+    stats: ConnectionStats,
+}
+
+/// Sender-side state (4.11 names in the comments).
+#[derive(Debug)]
+struct SendState {
+    buffer: SendBuffer,
+    loss: SenderLossList,
+    /// Highest ACK received, light or numbered: the window base (SndLastAck).
+    last_ack: SeqNumber,
+    /// Highest ACK applied to the send buffer (SndLastDataAck).
+    last_data_ack: SeqNumber,
+    /// Largest sequence number sent (SndCurrSeqNo).
+    curr_seq: SeqNumber,
+    /// Peer's advertised free buffer, packets (FlowWindow).
+    flow_window: u32,
+    /// Smoothed receiver reports (A and B).
+    peer_rates: PeerRates,
+    /// Earliest time the next data packet may leave.
+    next_send: Instant,
+    /// The last packet sent opened a probe pair: the next one is its partner.
+    probe_partner_due: bool,
+    /// When the current busy period started, for `send_duration` stats.
+    busy_since: Option<Instant>,
+}
+
+/// Receiver-side state.
+#[derive(Debug)]
+struct RecvState {
+    buffer: RecvBuffer,
+    loss: ReceiverLossList,
+    /// Last ACK number sent: data before it is readable (RcvLastAck).
+    last_ack: SeqNumber,
+    /// Highest ACK confirmed by an ACK2 (RcvLastAckAck).
+    last_ack2: SeqNumber,
+    /// Largest sequence number received (RcvCurrSeqNo).
+    largest: SeqNumber,
+    /// Last ACK sequence number used.
+    ack_number: AckNumber,
+    history: AckHistory,
+    /// When the last 24-byte ACK went out.
+    last_full_ack: Option<Instant>,
+    /// Data packets since the last full-ACK attempt, and the light-ACK multiplier.
+    pkts_since_ack: u32,
+    light_ack_count: u32,
+    arrival: ArrivalSpeed,
+    capacity: LinkCapacity,
+}
+
+impl Connection {
+    /// A caller or rendezvous side, starting its handshake. `isn` comes from the endpoint's
+    /// random source.
+    pub(crate) fn connect(
+        now: Instant,
+        config: ConnectionConfig,
+        local_id: SocketId,
+        remote: SocketAddr,
+        isn: SeqNumber,
+    ) -> Self {
+        let rendezvous = config.rendezvous;
+        let request = Connector::request(
+            config.mode.socket_type(),
+            isn,
+            config.mss,
+            config.advertised_window(),
+            local_id,
+            remote.ip(),
+            rendezvous,
+        );
+        let timeout = config.effective_connect_timeout();
+        let role = if rendezvous {
+            Role::Rendezvous
+        } else {
+            Role::Caller
+        };
+        let mut conn = Self::new(now, config, role, local_id, remote, isn);
+        let mut connector = Connector::new(now, request, rendezvous, timeout);
+        if connector.take_resend(now) {
+            let first = *connector.current_request().1;
+            conn.control_out.push_back(ControlBody::Handshake(first));
+        }
+        conn.timers.set(Timer::Handshake, connector.next_timeout());
+        conn.connector = Some(connector);
+        conn
+    }
+
+    /// A server side accepted by a listener: connected at once, answering `request`.
+    pub(crate) fn accept(
+        now: Instant,
+        config: ConnectionConfig,
+        local_id: SocketId,
+        remote: SocketAddr,
+        request: &HandshakeRepr,
+    ) -> Self {
+        let mut conn = Self::new(now, config, Role::Server, local_id, remote, request.isn);
+        let negotiated = Negotiated {
+            peer_id: request.socket_id,
+            mss: request.mss.min(conn.config.mss),
+            peer_window: request.flow_window,
+            send_isn: request.isn,
+            recv_isn: request.isn,
+        };
+        conn.establish(now, negotiated);
+        conn.queue_server_response(request, conn.config.advertised_window());
+        conn
+    }
+
+    fn new(
+        now: Instant,
+        config: ConnectionConfig,
+        role: Role,
+        local_id: SocketId,
+        remote: SocketAddr,
+        isn: SeqNumber,
+    ) -> Self {
+        let payload_size = config.payload_size();
+        let mode = match config.mode {
+            Mode::Stream => recv_buffer::Mode::Stream,
+            Mode::Message => recv_buffer::Mode::Message,
+        };
+        let cc = config.controller.build();
+        let mut snd_buffer = SendBuffer::new(payload_size, config.send_buffer_pkts);
+        snd_buffer.set_base(isn);
+        Self {
+            role,
+            local_id,
+            peer_id: SocketId::NONE,
+            remote,
+            state: State::Connecting,
+            epoch: now,
+            connector: None,
+            send_isn: isn,
+            mss: config.mss,
+            payload_size,
+            error: None,
+            peer_closed: false,
+            snd: SendState {
+                buffer: snd_buffer,
+                loss: SenderLossList::new(config.flow_control_pkts.saturating_mul(2)),
+                last_ack: isn,
+                last_data_ack: isn,
+                curr_seq: isn.prev(),
+                flow_window: 16,
+                peer_rates: PeerRates::new(),
+                next_send: now,
+                probe_partner_due: false,
+                busy_since: None,
+            },
+            rcv: RecvState {
+                buffer: RecvBuffer::new(mode, config.recv_buffer_pkts, isn),
+                loss: ReceiverLossList::new(config.flow_control_pkts.saturating_mul(2)),
+                last_ack: isn,
+                last_ack2: isn,
+                largest: isn.prev(),
+                ack_number: AckNumber::new(0),
+                history: AckHistory::default(),
+                last_full_ack: None,
+                pkts_since_ack: 0,
+                light_ack_count: 1,
+                arrival: ArrivalSpeed::new(),
+                capacity: LinkCapacity::new(),
+            },
+            rtt: RttEstimator::new(),
+            cc,
+            send_period: Duration::from_micros(1),
+            cwnd: 16.0,
+            timers: TimerTable::default(),
+            exp_count: 1,
+            last_response: now,
+            control_out: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: ConnectionStats::default(),
+            config,
+        }
+    }
+
+    /// Switch to CONNECTED with the negotiated parameters.
+    fn establish(&mut self, now: Instant, n: Negotiated) {
+        self.peer_id = n.peer_id;
+        self.mss = n.mss;
+        self.payload_size = (n.mss - IP_UDP_OVERHEAD - UDT_HEADER) as usize;
+        self.send_isn = n.send_isn;
+        self.snd.buffer = SendBuffer::new(self.payload_size, self.config.send_buffer_pkts);
+        self.snd.buffer.set_base(n.send_isn);
+        self.snd.last_ack = n.send_isn;
+        self.snd.last_data_ack = n.send_isn;
+        self.snd.curr_seq = n.send_isn.prev();
+        self.snd.flow_window = n.peer_window.max(2);
+        self.snd.loss = SenderLossList::new(n.peer_window.max(16).saturating_mul(2));
+        self.snd.next_send = now;
+        let mode = match self.config.mode {
+            Mode::Stream => recv_buffer::Mode::Stream,
+            Mode::Message => recv_buffer::Mode::Message,
+        };
+        self.rcv.buffer = RecvBuffer::new(mode, self.config.recv_buffer_pkts, n.recv_isn);
+        self.rcv.last_ack = n.recv_isn;
+        self.rcv.last_ack2 = n.recv_isn;
+        self.rcv.largest = n.recv_isn.prev();
+        self.cc.init(
+            now,
+            &ControllerInit {
+                mss: self.mss,
+                max_window_pkts: n.peer_window,
+                isn: n.send_isn,
+                rtt: self.rtt.rtt(),
+                recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
+                bandwidth_pkts: self.snd.peer_rates.bandwidth_pkts,
+                seed: u64::from(self.local_id.0) << 32 | u64::from(n.send_isn.value()),
+            },
+        );
+        self.refresh_cc();
+        self.state = State::Connected;
+        self.connector = None;
+        self.timers.stop(Timer::Handshake);
+        self.timers.set(Timer::Ack, now + self.ack_period());
+        self.last_response = now;
+        self.exp_count = 1;
+        self.arm_exp();
+        self.events.push_back(Event::Connected);
+    }
+
+    // ----- inputs -----
+
+    /// Process one datagram from `remote` that the endpoint routed to this connection.
+    pub fn handle_datagram(&mut self, now: Instant, remote: SocketAddr, data: &[u8]) {
+        if remote != self.remote {
+            self.stats.wrong_source += 1;
+            return;
+        }
+        let packet = match Packet::parse(data) {
+            Ok(p) => p,
+            Err(e) => {
+                self.stats.malformed.record(e);
+                return;
+            }
+        };
+        if self.state == State::Closed {
+            return;
+        }
+        // Any packet from the peer proves it alive (EXP reset, 4.11 §4.5).
+        self.exp_count = 1;
+        self.last_response = now;
+        match packet {
+            Packet::Data(d) => self.handle_data(now, &d),
+            Packet::Control(c) => self.handle_control(now, c),
+        }
+        self.arm_exp();
+    }
+
+    /// Run every timer that is due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.state == State::Closed {
+            return;
+        }
+        if self.state == State::Connecting {
+            self.handshake_timer(now);
+            return;
+        }
+        if self.timers.is_due(Timer::Ack, now) {
+            self.ack_timer(now);
+        }
+        if self.timers.is_due(Timer::Nak, now) {
+            self.nak_timer(now);
+        }
+        if self.timers.is_due(Timer::Exp, now) {
+            self.exp_timer(now);
+        }
+        if self.timers.is_due(Timer::Linger, now) {
+            self.finish_close(Some(ConnectionError::LingerTimeout));
+        }
+    }
+
+    // ----- outputs -----
+
+    /// Append the next datagram to send to `buf`, if any is due at `now`.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        let start = buf.len();
+        if let Some(body) = self.control_out.pop_front() {
+            self.emit_control(body, buf);
+        } else if !self.poll_data(now, buf) {
+            return None;
+        }
+        Some(Transmit {
+            destination: self.remote,
+            size: buf.len() - start,
+        })
+    }
+
+    /// When `handle_timeout` (or `poll_transmit`, for paced data) must next be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let timers = self.timers.next();
+        let send = self.next_send_time();
+        match (timers, send) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The next application-visible event.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    // ----- application -----
+
+    /// Queue stream data; returns how many bytes fit in the send buffer.
+    pub fn send(&mut self, now: Instant, data: &[u8]) -> Result<usize, SendError> {
+        self.check_sendable(Mode::Stream)?;
+        if data.is_empty() {
+            return Ok(0);
+        }
+        self.note_send_start(now);
+        match self.snd.buffer.write_stream(data, now) {
+            0 => Err(SendError::WouldBlock),
+            n => Ok(n),
+        }
+    }
+
+    /// Queue one message. `ttl` None means "never expire"; `in_order` asks the receiver to
+    /// deliver it only after every earlier message.
+    pub fn send_msg(
+        &mut self,
+        now: Instant,
+        msg: &[u8],
+        ttl: Option<Duration>,
+        in_order: bool,
+    ) -> Result<(), SendError> {
+        self.check_sendable(Mode::Message)?;
+        self.note_send_start(now);
+        match self.snd.buffer.write_message(msg, ttl, in_order, now) {
+            Ok(_) => Ok(()),
+            Err(SendBufferError::TooLarge) => Err(SendError::MessageTooLarge {
+                len: msg.len(),
+                max: self.snd.buffer.capacity_pkts() as usize * self.payload_size,
+            }),
+            Err(_) => Err(SendError::WouldBlock),
+        }
+    }
+
+    /// Read acknowledged stream data. `Ok(0)` means end of stream (the peer closed and all
+    /// its data was read).
+    pub fn recv(&mut self, buf: &mut [u8]) -> Result<usize, RecvError> {
+        if self.config.mode != Mode::Stream {
+            return Err(RecvError::WrongMode);
+        }
+        let n = self.rcv.buffer.read(buf);
+        if n > 0 {
+            self.stats.bytes_delivered += n as u64;
+            return Ok(n);
+        }
+        self.recv_empty_result()
+    }
+
+    /// Read one whole message into `buf`; returns (bytes copied, message length). A message
+    /// longer than `buf` is truncated and its rest discarded, as in UDT4.
+    pub fn recv_msg(&mut self, buf: &mut [u8]) -> Result<(usize, usize), RecvError> {
+        if self.config.mode != Mode::Message {
+            return Err(RecvError::WrongMode);
+        }
+        if let Some((copied, len)) = self.rcv.buffer.read_message(buf) {
+            self.stats.bytes_delivered += copied as u64;
+            return Ok((copied, len));
+        }
+        match self.recv_empty_result() {
+            Ok(_) => Err(RecvError::Closed(ConnectionError::PeerClosed)),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn recv_empty_result(&self) -> Result<usize, RecvError> {
+        match (self.state, self.error) {
+            (State::Closed, Some(ConnectionError::PeerClosed)) => Ok(0),
+            _ if self.peer_closed => Ok(0),
+            (State::Closed, Some(e)) => Err(RecvError::Closed(e)),
+            (State::Closed, None) => Err(RecvError::Closed(ConnectionError::LocallyClosed)),
+            _ => Err(RecvError::WouldBlock),
+        }
+    }
+
+    /// Close: stop accepting data, let unsent data drain (up to the linger time), then tell
+    /// the peer. A connection that never connected ends at once.
+    pub fn close(&mut self, now: Instant) {
+        match self.state {
+            State::Connecting => self.finish_close(Some(ConnectionError::LocallyClosed)),
+            State::Connected => {
+                self.state = State::Closing;
+                match self.config.linger {
+                    Some(linger) if !self.snd.buffer.is_empty() => {
+                        self.timers.set(Timer::Linger, now + linger);
+                    }
+                    _ => self.shutdown_now(),
+                }
+            }
+            State::Closing | State::Closed => {}
+        }
+    }
+
+    // ----- queries -----
+
+    /// The connection state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// Why the connection ended, once it has.
+    pub fn error(&self) -> Option<ConnectionError> {
+        self.error
+    }
+
+    /// Our socket id.
+    pub fn local_id(&self) -> SocketId {
+        self.local_id
+    }
+
+    /// The peer's socket id (0 until the handshake completes).
+    pub fn peer_id(&self) -> SocketId {
+        self.peer_id
+    }
+
+    /// The peer's address.
+    pub fn remote(&self) -> SocketAddr {
+        self.remote
+    }
+
+    /// How this side joined the connection.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Stream bytes ready for `recv`.
+    pub fn readable_bytes(&self) -> usize {
+        self.rcv.buffer.readable_bytes()
+    }
+
+    /// Whether a whole message is ready for `recv_msg`.
+    pub fn has_message(&self) -> bool {
+        self.rcv.buffer.has_message()
+    }
+
+    /// Free send-buffer bytes.
+    pub fn send_buffer_free(&self) -> usize {
+        self.snd.buffer.free_bytes()
+    }
+
+    /// Whether everything written has been acknowledged.
+    pub fn is_send_idle(&self) -> bool {
+        self.snd.buffer.is_empty()
+    }
+
+    /// Whether the connection has ended and has nothing left to send: the endpoint may
+    /// forget it.
+    pub fn is_drained(&self) -> bool {
+        self.state == State::Closed && self.control_out.is_empty()
+    }
+
+    /// Cumulative counters.
+    /// `send_duration` covers finished busy periods (ended when all data was acknowledged).
+    pub fn stats(&self) -> ConnectionStats {
+        self.stats
+    }
+
+    /// Instantaneous path and window state.
+    pub fn path_stats(&self) -> PathStats {
+        PathStats {
+            rtt: self.rtt.rtt(),
+            rtt_var: self.rtt.rtt_var(),
+            send_period: self.send_period,
+            flow_window_pkts: self.snd.flow_window,
+            congestion_window_pkts: self.cwnd as u32,
+            flight_pkts: self.flight_pkts(),
+            bandwidth_pkts: self.snd.peer_rates.bandwidth_pkts,
+            recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
+            local_recv_rate_pkts: self.rcv.arrival.speed_pkts(),
+            local_bandwidth_pkts: self.rcv.capacity.capacity_pkts(),
+            send_buffer_free_bytes: self.snd.buffer.free_bytes(),
+            recv_buffer_free_pkts: self.rcv.buffer.available_pkts(),
+            mss: self.mss,
+        }
+    }
+
+    // ----- shared helpers -----
+
+    fn check_sendable(&self, mode: Mode) -> Result<(), SendError> {
+        if self.config.mode != mode {
+            return Err(SendError::WrongMode);
+        }
+        match self.state {
+            State::Connecting => Err(SendError::NotConnected),
+            State::Connected => Ok(()),
+            State::Closing => Err(SendError::Closed(ConnectionError::LocallyClosed)),
+            State::Closed => Err(SendError::Closed(
+                self.error.unwrap_or(ConnectionError::LocallyClosed),
+            )),
+        }
+    }
+
+    /// 4.11: writing into an empty send buffer restarts the EXP clock, so a long idle period
+    /// does not count against the peer.
+    fn note_send_start(&mut self, now: Instant) {
+        if self.snd.buffer.is_empty() {
+            self.last_response = now;
+            self.exp_count = 1;
+            self.snd.busy_since = Some(now);
+            self.arm_exp();
+        }
+    }
+
+    /// Copy the controller's outputs, flooring the period at what UDT_MAXBW allows.
+    fn refresh_cc(&mut self) {
+        let mut period = self.cc.send_period();
+        if let Some(max_bw) = self.config.max_bandwidth {
+            let floor_us = (u64::from(self.mss) * 1_000_000).div_ceil(max_bw.max(1));
+            period = period.max(Duration::from_micros(floor_us));
+        }
+        self.send_period = period;
+        let cwnd = self.cc.window_pkts();
+        self.cwnd = if cwnd.is_finite() {
+            cwnd.max(1.0)
+        } else {
+            16.0
+        };
+        while let Some((ext_type, body)) = self.cc.poll_custom_message() {
+            self.control_out.push_back(ControlBody::UserDefined {
+                ext_type,
+                info: 0,
+                body,
+            });
+        }
+    }
+
+    fn ack_period(&self) -> Duration {
+        self.cc.ack_period().map_or(SYN, |p| p.min(SYN))
+    }
+
+    fn flight_pkts(&self) -> u32 {
+        let unacked = self.snd.last_ack.offset_to(self.snd.curr_seq.next());
+        u32::try_from(unacked).unwrap_or(0)
+    }
+
+    fn data_timestamp(&self, now: Instant) -> Timestamp {
+        // 32-bit wrap after ~71.6 minutes, as in 4.11.
+        Timestamp((now - self.epoch).as_micros() as u32)
+    }
+
+    fn emit_control(&mut self, body: ControlBody, buf: &mut Vec<u8>) {
+        let dst = match (&body, self.state) {
+            (ControlBody::Handshake(_), State::Connecting) => self
+                .connector
+                .as_ref()
+                .map_or(SocketId::NONE, |c| c.current_request().0),
+            _ => self.peer_id,
+        };
+        let repr = ControlRepr {
+            timestamp: Timestamp(0),
+            dst,
+            body,
+        };
+        Packet::Control(repr).emit(buf);
+    }
+
+    /// End the connection (if not already) with `error` as the reason.
+    fn finish_close(&mut self, error: Option<ConnectionError>) {
+        if self.state == State::Closed {
+            return;
+        }
+        let reason = error.unwrap_or(ConnectionError::LocallyClosed);
+        self.state = State::Closed;
+        self.error = Some(reason);
+        self.timers.stop_all();
+        self.events.push_back(Event::Closed(reason));
+    }
+
+    /// Send our single Shutdown and end.
+    fn shutdown_now(&mut self) {
+        if !self.peer_closed {
+            self.control_out.push_back(ControlBody::Shutdown);
+        }
+        self.finish_close(Some(ConnectionError::LocallyClosed));
+    }
+
+    /// Mark broken by a fatal protocol violation (no Shutdown is sent, as in 4.11).
+    fn broken(&mut self, why: &'static str) {
+        self.stats.malformed.other += 1;
+        self.finish_close(Some(ConnectionError::ProtocolViolation(why)));
+    }
+}

@@ -1,0 +1,255 @@
+//! The receiving side: arriving data, and the ACKs and NAKs it causes (4.11 §4.2, §4.4, §6.4).
+//!
+//! Data is accepted into the receive buffer if it falls in the window; a gap is put in the
+//! receiver loss list and reported at once with a NAK. A full ACK goes out every SYN (or at once
+//! after a short packet), a light ACK every 64 packets in between. Data becomes readable when a
+//! full ACK covers it, as in 4.11.
+
+use std::time::Duration;
+
+use super::{Connection, Event, State};
+use crate::congestion::{ReceivedInfo, SYN};
+use crate::recv_buffer::Insert;
+use crate::send_buffer::PacketMeta;
+use crate::seq::AckNumber;
+use crate::time::Instant;
+use crate::timers::Timer;
+use crate::wire::{
+    AckDetails, AckRates, AckRepr, Boundary, ControlBody, DataRepr, NakRepr, SeqRange,
+};
+
+/// Light ACK cadence in packets (4.11).
+const LIGHT_ACK_PKTS: u32 = 64;
+
+impl Connection {
+    pub(super) fn handle_data(&mut self, now: Instant, d: &DataRepr<'_>) {
+        if self.state == State::Connecting {
+            // Rendezvous: traffic from the peer after its handshake completes the connection.
+            let Some(n) = self
+                .connector
+                .as_ref()
+                .and_then(|c| c.complete_on_traffic())
+            else {
+                return;
+            };
+            self.establish(now, n);
+        }
+        self.stats.packets_received += 1;
+        self.cc.on_packet_received(
+            now,
+            &ReceivedInfo {
+                seq: d.seq,
+                len: d.payload.len(),
+            },
+        );
+        self.rcv.arrival.on_arrival(now);
+        self.rcv.capacity.on_arrival(d.seq, now);
+        self.rcv.pkts_since_ack += 1;
+        self.ensure_ack_timer(now);
+        if self.accept_data(now, d) {
+            self.track_sequence(now, d);
+        }
+        self.after_arrival(now);
+    }
+
+    /// Put the payload in the receive buffer; false if it was a duplicate or out of window.
+    fn accept_data(&mut self, now: Instant, d: &DataRepr<'_>) -> bool {
+        let meta = PacketMeta {
+            msg: d.msg,
+            first: matches!(d.boundary, Boundary::First | Boundary::Solo),
+            last: matches!(d.boundary, Boundary::Last | Boundary::Solo),
+            in_order: d.in_order,
+        };
+        match self.rcv.buffer.insert(d.seq, meta, d.payload) {
+            Insert::Accepted => {
+                self.stats.bytes_received += d.payload.len() as u64;
+                if d.payload.len() != self.payload_size {
+                    // A short packet usually ends a message or a write: ACK it at once.
+                    self.timers.set(Timer::Ack, now);
+                }
+                if self.config.mode == crate::config::Mode::Message && self.has_message() {
+                    self.events.push_back(Event::Readable);
+                }
+                true
+            }
+            Insert::Duplicate => {
+                self.stats.duplicates += 1;
+                false
+            }
+            Insert::OutOfWindow => {
+                self.stats.out_of_window += 1;
+                false
+            }
+        }
+    }
+
+    /// Record a gap (and NAK it at once), or fill one.
+    fn track_sequence(&mut self, now: Instant, d: &DataRepr<'_>) {
+        let expected = self.rcv.largest.next();
+        if d.seq > expected {
+            let last = d.seq.prev();
+            let added = self.rcv.loss.insert_reported(expected, last, now);
+            self.stats.recv_loss += u64::from(added);
+            self.send_nak(vec![SeqRange {
+                first: expected,
+                last,
+            }]);
+            if self.config.periodic_nak && self.timers.get(Timer::Nak).is_none() {
+                self.timers.set(Timer::Nak, now + self.nak_interval());
+            }
+        }
+        if d.seq > self.rcv.largest {
+            self.rcv.largest = d.seq;
+        } else {
+            self.rcv.loss.remove(d.seq);
+        }
+    }
+
+    /// The timer checks 4.11 runs after every data packet: full ACK if due, else light ACK.
+    fn after_arrival(&mut self, now: Instant) {
+        if self.timers.is_due(Timer::Ack, now) {
+            self.ack_timer(now);
+        } else if self
+            .cc
+            .ack_interval_pkts()
+            .is_some_and(|n| n > 0 && self.rcv.pkts_since_ack >= n)
+        {
+            self.full_ack_attempt(now);
+        } else if self.rcv.pkts_since_ack >= LIGHT_ACK_PKTS * self.rcv.light_ack_count {
+            self.send_light_ack();
+            self.rcv.light_ack_count += 1;
+        }
+    }
+
+    /// The ACK timer fired: attempt a full ACK and re-arm (or rest when nothing is pending).
+    pub(super) fn ack_timer(&mut self, now: Instant) {
+        self.full_ack_attempt(now);
+        if self.ack_settled() {
+            // Idle connections do not wake every 10 ms; the next data packet re-arms.
+            self.timers.stop(Timer::Ack);
+        } else {
+            self.timers.set(Timer::Ack, now + self.ack_period());
+        }
+    }
+
+    fn ensure_ack_timer(&mut self, now: Instant) {
+        if self.timers.get(Timer::Ack).is_none() {
+            self.timers.set(Timer::Ack, now + self.ack_period());
+        }
+    }
+
+    /// Nothing left to acknowledge: everything received is ACKed and the ACK confirmed.
+    fn ack_settled(&self) -> bool {
+        self.rcv.loss.is_empty()
+            && self.rcv.last_ack == self.rcv.largest.next()
+            && self.rcv.last_ack2 == self.rcv.last_ack
+    }
+
+    /// The first sequence number not yet received (everything before it has arrived).
+    fn ack_point(&self) -> crate::seq::SeqNumber {
+        self.rcv.loss.first().unwrap_or(self.rcv.largest.next())
+    }
+
+    /// 4.11 §4.2: send a numbered ACK unless the peer already has this information.
+    fn full_ack_attempt(&mut self, now: Instant) {
+        self.rcv.pkts_since_ack = 0;
+        self.rcv.light_ack_count = 1;
+        let ack = self.ack_point();
+        if ack == self.rcv.last_ack2 {
+            return;
+        }
+        if ack > self.rcv.last_ack {
+            self.rcv.last_ack = ack;
+            self.rcv.buffer.set_ack_point(ack);
+            if self.config.mode == crate::config::Mode::Stream || self.has_message() {
+                self.events.push_back(Event::Readable);
+            }
+        } else if ack == self.rcv.last_ack {
+            // Repeat an unconfirmed ACK only once per RTT + 4·RTTVar.
+            let recent = self
+                .rcv
+                .last_full_ack
+                .is_some_and(|t| now - t < self.rtt.rto_base());
+            if recent {
+                return;
+            }
+        } else {
+            return;
+        }
+        self.send_numbered_ack(now, ack);
+    }
+
+    fn send_numbered_ack(&mut self, now: Instant, ack: crate::seq::SeqNumber) {
+        self.rcv.ack_number = self.rcv.ack_number.next();
+        let rates = match self.rcv.last_full_ack {
+            Some(t) if now - t <= SYN => None,
+            _ => {
+                self.rcv.last_full_ack = Some(now);
+                Some(AckRates {
+                    recv_rate_pkts: self.rcv.arrival.speed_pkts(),
+                    bandwidth_pkts: self.rcv.capacity.capacity_pkts(),
+                })
+            }
+        };
+        let details = AckDetails {
+            rtt_us: self.rtt.rtt_us(),
+            rtt_var_us: self.rtt.rtt_var_us(),
+            // 4.11 never advertises fewer than 2 packets, to avoid a deadlock.
+            avail_buf_pkts: self.rcv.buffer.available_pkts().max(2),
+            rates,
+        };
+        self.control_out.push_back(ControlBody::Ack(AckRepr {
+            number: self.rcv.ack_number,
+            ack,
+            details: Some(details),
+        }));
+        self.rcv.history.record(self.rcv.ack_number, ack, now);
+        self.stats.acks_sent += 1;
+    }
+
+    fn send_light_ack(&mut self) {
+        let ack = self.ack_point();
+        if ack == self.rcv.last_ack2 {
+            return;
+        }
+        self.control_out.push_back(ControlBody::Ack(AckRepr {
+            number: AckNumber::LIGHT,
+            ack,
+            details: None,
+        }));
+        self.stats.light_acks_sent += 1;
+    }
+
+    fn send_nak(&mut self, ranges: Vec<SeqRange>) {
+        self.control_out
+            .push_back(ControlBody::Nak(NakRepr { ranges }));
+        self.stats.naks_sent += 1;
+    }
+
+    /// Periodic NAK (draft-gg-udt-03; 4.11 has it disabled): report again the losses whose
+    /// retransmission has not arrived within a NAK interval.
+    pub(super) fn nak_timer(&mut self, now: Instant) {
+        if self.rcv.loss.is_empty() {
+            self.timers.stop(Timer::Nak);
+            return;
+        }
+        let interval = self.nak_interval();
+        // Each range takes at most two words; keep the NAK inside one packet.
+        let max_ranges = (self.payload_size / 8).max(1);
+        let ranges: Vec<SeqRange> = self
+            .rcv
+            .loss
+            .ranges_due(now, interval, max_ranges)
+            .into_iter()
+            .map(|(first, last)| SeqRange { first, last })
+            .collect();
+        if !ranges.is_empty() {
+            self.send_nak(ranges);
+        }
+        self.timers.set(Timer::Nak, now + interval);
+    }
+
+    fn nak_interval(&self) -> Duration {
+        self.rtt.rto_base().max(SYN) + SYN
+    }
+}

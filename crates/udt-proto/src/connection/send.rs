@@ -1,0 +1,147 @@
+//! The sending side: which data packet goes next, and when.
+//!
+//! Order (4.11 §6.2): retransmissions from the sender loss list first (they ignore the window),
+//! then new data while the packets in flight stay within min(flow window, congestion window).
+//! Packets leave one `send_period` apart, except that every new packet whose sequence number is
+//! a multiple of 16 is followed at once by the next one: the back-to-back pair the receiver
+//! times to estimate link capacity.
+
+use std::time::Duration;
+
+use super::{Connection, State};
+use crate::congestion::SentInfo;
+use crate::seq::SeqNumber;
+use crate::time::Instant;
+use crate::wire::{Boundary, ControlBody, DataRepr, Packet};
+
+/// How far behind schedule pacing may fall before the schedule is reset to now. A runtime
+/// woken a little late may catch up with a short burst (this lets it batch), but an idle
+/// connection does not earn a burst of its whole idle time.
+const PACING_SLACK: Duration = Duration::from_micros(500);
+
+impl Connection {
+    /// Emit the next data packet into `buf` if one is due; false if none is.
+    pub(super) fn poll_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
+        if !matches!(self.state, State::Connected | State::Closing) || now < self.snd.next_send {
+            return false;
+        }
+        if let Some(seq) = self.next_retransmission(now) {
+            self.emit_data(now, seq, true, buf);
+            return true;
+        }
+        if self.window_open() && self.snd.buffer.unsent().is_some() {
+            let seq = self.snd.curr_seq.next();
+            self.emit_data(now, seq, false, buf);
+            self.snd.buffer.mark_sent();
+            self.snd.curr_seq = seq;
+            return true;
+        }
+        false
+    }
+
+    /// When the next data packet may go, if there is one to send.
+    pub(super) fn next_send_time(&self) -> Option<Instant> {
+        if !matches!(self.state, State::Connected | State::Closing) {
+            return None;
+        }
+        let has_new = self.snd.buffer.unsent().is_some() && self.window_open();
+        (has_new || !self.snd.loss.is_empty()).then_some(self.snd.next_send)
+    }
+
+    /// Pop loss-list entries until one is still worth resending. Entries already acknowledged
+    /// are skipped; an entry whose message outlived its TTL turns into a drop request.
+    fn next_retransmission(&mut self, now: Instant) -> Option<SeqNumber> {
+        while let Some(seq) = self.snd.loss.pop_first() {
+            if seq < self.snd.last_data_ack {
+                continue;
+            }
+            if let Some(dropped) = self.snd.buffer.expired(seq, now) {
+                self.drop_expired_message(dropped);
+                continue;
+            }
+            if self.snd.buffer.packet(seq).is_some() {
+                return Some(seq);
+            }
+        }
+        None
+    }
+
+    /// UDT4 §6.6: tell the receiver to give up on a message whose TTL ran out, and skip what is
+    /// left of it here. We send the exact range [first, last] (4.11 handles it correctly).
+    fn drop_expired_message(&mut self, dropped: crate::send_buffer::DroppedMessage) {
+        self.snd.loss.remove_through(dropped.last);
+        if let Some((_, skipped_last)) = self.snd.buffer.drop_message(&dropped) {
+            // Unsent packets of the message consumed their sequence numbers unsent.
+            self.snd.curr_seq = skipped_last;
+        }
+        self.control_out.push_back(ControlBody::DropRequest {
+            msg: dropped.msg,
+            first: dropped.first,
+            last: dropped.last,
+        });
+        self.stats.messages_dropped_send += 1;
+    }
+
+    /// Whether one more new packet fits in min(flow window, congestion window).
+    pub(super) fn window_open(&self) -> bool {
+        let window = self.snd.flow_window.min(self.cwnd as u32);
+        // Packets in flight once the next one is sent (4.11 `seqlen(SndLastAck, SndCurrSeqNo+1)`).
+        let after = self.snd.last_ack.offset_to(self.snd.curr_seq.next()) + 1;
+        i64::from(after.max(1)) <= i64::from(window)
+    }
+
+    fn emit_data(&mut self, now: Instant, seq: SeqNumber, retransmit: bool, buf: &mut Vec<u8>) {
+        let timestamp = self.data_timestamp(now);
+        let Some((meta, payload)) = self.snd.buffer.packet(seq) else {
+            return;
+        };
+        let len = payload.len();
+        let repr = DataRepr {
+            seq,
+            boundary: match (meta.first, meta.last) {
+                (true, true) => Boundary::Solo,
+                (true, false) => Boundary::First,
+                (false, true) => Boundary::Last,
+                (false, false) => Boundary::Middle,
+            },
+            in_order: meta.in_order,
+            msg: meta.msg,
+            timestamp,
+            dst: self.peer_id,
+            payload,
+        };
+        Packet::Data(repr).emit(buf);
+        self.cc.on_packet_sent(
+            now,
+            &SentInfo {
+                seq,
+                len,
+                retransmit,
+            },
+        );
+        self.stats.packets_sent += 1;
+        self.stats.bytes_sent += len as u64;
+        if retransmit {
+            self.stats.retransmitted += 1;
+        }
+        self.schedule_next(now, seq, retransmit);
+    }
+
+    /// Set when the next packet may leave. The first packet of a probe pair lets its partner
+    /// go at once; unlike 4.11, the partner then waits two periods, so the pair does not
+    /// push the average rate 1/16 above what the controller asked for (4.11 sends 17 packets
+    /// per 16 periods, which on a path paced just below capacity overfills the queue).
+    fn schedule_next(&mut self, now: Instant, seq: SeqNumber, retransmit: bool) {
+        if !retransmit && seq.value() & 0xF == 0 {
+            self.snd.probe_partner_due = true;
+            return;
+        }
+        let slots = if std::mem::take(&mut self.snd.probe_partner_due) {
+            2
+        } else {
+            1
+        };
+        let base = self.snd.next_send.max(now.saturating_sub(PACING_SLACK));
+        self.snd.next_send = base + self.send_period * slots;
+    }
+}
