@@ -11,12 +11,14 @@ use std::fmt::Write as _;
 use crate::wire::{self, ControlBody, LossListIter, Packet};
 
 mod congestion_ops;
+mod connection;
 mod input;
 mod nak_loss_list;
 #[cfg(test)]
 mod tests;
 
 pub use congestion_ops::congestion_ops;
+pub use connection::connection;
 pub use nak_loss_list::nak_loss_list;
 
 /// The wire codec is total and self-consistent on arbitrary bytes:

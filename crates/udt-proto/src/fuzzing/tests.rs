@@ -91,7 +91,8 @@ proptest! {
 fn seed_corpora_replay() {
     let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
     type Body = fn(&[u8]);
-    let bodies: [(&str, Body); 3] = [
+    let bodies: [(&str, Body); 4] = [
+        ("connection", connection),
         ("wire_packet", wire_packet),
         ("nak_loss_list", nak_loss_list),
         ("congestion_ops", congestion_ops),
@@ -109,5 +110,48 @@ fn seed_corpora_replay() {
             count += 1;
         }
         assert!(count > 0, "no seeds for {target}");
+    }
+}
+
+/// One encoded `connection` operation: weighted towards genuine traffic (writes, deliveries,
+/// settling) so random cases get deep into a transfer, with injections and mutations mixed in.
+fn connection_op() -> impl Strategy<Value = Vec<u8>> {
+    let op = |tag: u8, args: Vec<u8>| {
+        let mut out = vec![tag & 1, tag >> 1];
+        out.extend_from_slice(&args);
+        out
+    };
+    prop_oneof![
+        2 => (0u8..2, vec(any::<u8>(), 3..80)).prop_map(move |(side, body)| {
+            // inject: flags, u16 len, bytes
+            let mut args = vec![body[0] & 3, body.len() as u8 - 3, 0];
+            args.extend_from_slice(&body[3..]);
+            op(side, args)
+        }),
+        3 => (0u8..2, any::<u8>()).prop_map(move |(side, n)| op(side | (2 << 1), vec![n])),
+        1 => (0u8..2, any::<u8>()).prop_map(move |(side, n)| op(side | (4 << 1), vec![n])),
+        2 => (0u8..2, vec(any::<u8>(), 12)).prop_map(move |(side, args)| op(side | (5 << 1), args)),
+        1 => (0u8..2, any::<u8>()).prop_map(move |(side, n)| op(side | (6 << 1), vec![n])),
+        2 => (0u8..2, any::<u16>()).prop_map(move |(side, us)| op(side | (7 << 1), us.to_le_bytes().to_vec())),
+        2 => (0u8..2).prop_map(move |side| op(side | (8 << 1), vec![])),
+        3 => (0u8..2, any::<u16>()).prop_map(move |(side, len)| op(side | (9 << 1), len.to_le_bytes().to_vec())),
+        2 => (0u8..2, any::<u8>()).prop_map(move |(side, n)| op(side | (10 << 1), vec![n])),
+        1 => (0u8..2).prop_map(move |side| op(side | (11 << 1), vec![0xC1])),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn connection_on_random_bytes(data in vec(any::<u8>(), 0..1_000)) {
+        connection(&data);
+    }
+
+    #[test]
+    fn connection_on_structured_ops(seed: u16, ops in vec(connection_op(), 0..80)) {
+        let mut data = seed.to_le_bytes().to_vec();
+        data.extend(ops.concat());
+        connection(&data);
     }
 }
