@@ -8,7 +8,8 @@
 //!   exact: `len()` is the sum of the range lengths, ranges are sorted, disjoint and not
 //!   adjacent, inside the window, `len() <= capacity`, `first()`/`contains` agree with
 //!   `ranges()`, and `pop_first` returns `first()`.
-//! - *raw*: decoded ranges go in unfiltered (as a peer could send them). Only totality is
+//! - *raw*: decoded ranges go in unfiltered (as a peer could send them). This breaks the
+//!   lists' documented precondition (successive numbers within 2³⁰), so only totality is
 //!   checked: no panic, `len() <= capacity`.
 
 use std::time::Duration;
@@ -114,15 +115,20 @@ impl State {
             4 => {
                 let first = self.sender.first();
                 assert_eq!(self.sender.pop_first(), first);
-                if let Some(seq) = first {
+                // Raw mode breaks the lists' 2^30 window precondition, so lookups may
+                // alias there: only totality is checked.
+                if let (Some(seq), false) = (first, self.raw) {
                     assert!(!self.sender.contains(seq));
                 }
             }
             5 => {
                 let seq = self.pick(input);
                 let had = self.receiver.contains(seq);
-                assert_eq!(self.receiver.remove(seq), had);
-                assert!(!self.receiver.contains(seq));
+                let removed = self.receiver.remove(seq);
+                if !self.raw {
+                    assert_eq!(removed, had);
+                    assert!(!self.receiver.contains(seq));
+                }
             }
             6 => {
                 let (a, b) = (self.pick(input), self.pick(input));
