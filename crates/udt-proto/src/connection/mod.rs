@@ -134,6 +134,11 @@ struct RecvState {
     largest: SeqNumber,
     /// Last ACK sequence number used.
     ack_number: AckNumber,
+    /// Free buffer advertised in the last numbered ACK, packets.
+    advertised_pkts: u32,
+    /// The application freed enough buffer since a small advertisement that the sender
+    /// must hear of it now (a window update), not after its next timeout.
+    window_update_due: bool,
     history: AckHistory,
     /// When the last 24-byte ACK went out.
     last_full_ack: Option<Instant>,
@@ -250,6 +255,8 @@ impl Connection {
                 last_ack2: isn,
                 largest: isn.prev(),
                 ack_number: AckNumber::new(0),
+                advertised_pkts: config.recv_buffer_pkts,
+                window_update_due: false,
                 history: AckHistory::default(),
                 last_full_ack: None,
                 pkts_since_ack: 0,
@@ -363,6 +370,8 @@ impl Connection {
             self.exp_timer(now);
         }
         if self.timers.is_due(Timer::Linger, now) {
+            // Give up on the unsent data, but still tell the peer (4.11 does the same).
+            self.control_out.push_back(ControlBody::Shutdown);
             self.finish_close(Some(ConnectionError::LingerTimeout));
         }
     }
@@ -443,6 +452,7 @@ impl Connection {
         let n = self.rcv.buffer.read(buf);
         if n > 0 {
             self.stats.bytes_delivered += n as u64;
+            self.note_buffer_freed();
             return Ok(n);
         }
         self.recv_empty_result()
@@ -456,6 +466,7 @@ impl Connection {
         }
         if let Some((copied, len)) = self.rcv.buffer.read_message(buf) {
             self.stats.bytes_delivered += copied as u64;
+            self.note_buffer_freed();
             return Ok((copied, len));
         }
         match self.recv_empty_result() {

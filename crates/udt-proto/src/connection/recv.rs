@@ -155,7 +155,8 @@ impl Connection {
         self.rcv.pkts_since_ack = 0;
         self.rcv.light_ack_count = 1;
         let ack = self.ack_point();
-        if ack == self.rcv.last_ack2 {
+        let window_update = std::mem::take(&mut self.rcv.window_update_due);
+        if ack == self.rcv.last_ack2 && !window_update {
             return;
         }
         if ack > self.rcv.last_ack {
@@ -170,7 +171,7 @@ impl Connection {
                 .rcv
                 .last_full_ack
                 .is_some_and(|t| now - t < self.rtt.rto_base());
-            if recent {
+            if recent && !window_update {
                 return;
             }
         } else {
@@ -191,11 +192,17 @@ impl Connection {
                 })
             }
         };
+        // UDT4: 4.11 never advertises fewer than 2 packets, to avoid a deadlock when the
+        // application frees space (it sends no window update). Those 2 packets are then
+        // dropped as out of window, and the gap they leave reads as loss to the sender. We
+        // advertise the truth and send a window update when space frees up
+        // (`note_buffer_freed`), so there is no deadlock and no false loss.
+        let avail = self.rcv.buffer.available_pkts();
+        self.rcv.advertised_pkts = avail;
         let details = AckDetails {
             rtt_us: self.rtt.rtt_us(),
             rtt_var_us: self.rtt.rtt_var_us(),
-            // 4.11 never advertises fewer than 2 packets, to avoid a deadlock.
-            avail_buf_pkts: self.rcv.buffer.available_pkts().max(2),
+            avail_buf_pkts: avail,
             rates,
         };
         self.control_out.push_back(ControlBody::Ack(AckRepr {
@@ -224,6 +231,20 @@ impl Connection {
         self.control_out
             .push_back(ControlBody::Nak(NakRepr { ranges }));
         self.stats.naks_sent += 1;
+    }
+
+    /// After the application read data: if the last advertisement was small and the free
+    /// space has since at least doubled, send a numbered ACK at once so a sender stopped by
+    /// the flow window resumes now. 4.11 waits for the sender's EXP timeout (≥ 300 ms) here;
+    /// a 4.11 sender accepts the extra ACK (same ACK number, larger window).
+    pub(super) fn note_buffer_freed(&mut self) {
+        let capacity = self.rcv.buffer.capacity_pkts();
+        let advertised = self.rcv.advertised_pkts;
+        if advertised < capacity / 2 && self.rcv.buffer.available_pkts() >= advertised * 2 + 16 {
+            self.rcv.window_update_due = true;
+            // Due at once: the next `handle_timeout` sends it.
+            self.timers.set(Timer::Ack, Instant::ZERO);
+        }
     }
 
     /// Periodic NAK (draft-gg-udt-03; 4.11 has it disabled): report again the losses whose

@@ -321,3 +321,35 @@ fn handshake_survives_heavy_loss() {
 
 mod listener_flood;
 mod messages;
+mod raw_peer;
+
+/// A reader that empties a small receive buffer only every 100 ms must not make the sender
+/// wait for its retransmission timeout: the freed space is advertised at once.
+#[test]
+fn slow_reader_window_updates_avoid_timeouts() {
+    let mut server_cfg = ConnectionConfig::default();
+    server_cfg.recv_buffer_pkts(64).unwrap();
+    let link = || LinkConfig::new().delay(Duration::from_millis(10));
+    let mut p = Pair::new(link(), link(), server_cfg, 41);
+    let (c, s) = p.connect(ConnectionConfig::default());
+    let mut check = StreamCheck::new(3_000_000);
+    let (cn, sn) = (p.client, p.server);
+    let mut next_read = p.sim.now;
+    let start = p.sim.now;
+    assert!(p.sim.run_until(Duration::from_secs(30), |sim| {
+        check.pump(sim, cn, c);
+        if sim.now >= next_read {
+            check.drain(sim, sn, s);
+            next_read = sim.now + Duration::from_millis(100);
+            sim.app_wake = Some(next_read);
+        }
+        check.done()
+    }));
+    let took = p.sim.now - start;
+    let stats = p.sim.conn(cn, c).stats();
+    println!("slow reader: {took:?}, sender timeouts {}", stats.timeouts);
+    assert_eq!(
+        stats.timeouts, 0,
+        "sender stalled into its timeout: {stats:?}"
+    );
+}

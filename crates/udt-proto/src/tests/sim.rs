@@ -45,6 +45,8 @@ pub(crate) struct Sim {
     buf: Vec<u8>,
     /// Datagrams handed to a node (for "no state per packet" checks and debugging).
     pub(crate) datagrams: u64,
+    /// When the application (the `run_until` closure) wants to run next, if it has a timer.
+    pub(crate) app_wake: Option<Instant>,
 }
 
 impl Sim {
@@ -56,6 +58,7 @@ impl Sim {
             routes: HashMap::new(),
             buf: Vec::with_capacity(2048),
             datagrams: 0,
+            app_wake: None,
         }
     }
 
@@ -158,10 +161,8 @@ impl Sim {
             .flat_map(|n| n.conns.values())
             .filter_map(|c| c.poll_timeout())
             .min();
-        match (links, conns) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let app = self.app_wake.filter(|&t| t > self.now);
+        [links, conns, app].into_iter().flatten().min()
     }
 
     fn deliver_due(&mut self) {

@@ -1,0 +1,457 @@
+//! One side driven by hand: the test plays the peer byte by byte, the way libudt 4.11 would,
+//! and checks what our side puts on the wire and how it reacts.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use crate::config::ConnectionConfig;
+use crate::connection::{Connection, ConnectionError, State};
+use crate::endpoint::{DatagramEvent, Endpoint};
+use crate::seq::{AckNumber, SeqNumber, SocketId};
+use crate::time::Instant;
+use crate::wire::{
+    AckDetails, AckRepr, ControlBody, ControlRepr, DataRepr, HandshakeRepr, NakRepr, Packet,
+    ReqType, SeqRange, SocketType, Timestamp,
+};
+
+const PEER_ID: SocketId = SocketId(0x0BAD_F00D);
+
+fn us() -> SocketAddr {
+    "192.0.2.1:9000".parse().unwrap()
+}
+
+fn peer() -> SocketAddr {
+    "192.0.2.10:9000".parse().unwrap()
+}
+
+/// Our connection plus the clock; the test is the peer.
+struct Raw {
+    now: Instant,
+    conn: Connection,
+}
+
+impl Raw {
+    /// Our side connects as a client; returns it after the 4-message handshake with `isn`.
+    fn client() -> (Self, SeqNumber) {
+        let mut ep = Endpoint::new(1);
+        let now = Instant::from_micros(1_000);
+        let conn = ep
+            .connect(now, peer(), ConnectionConfig::default())
+            .unwrap();
+        let mut raw = Self { now, conn };
+        let first = raw.handshakes().remove(0);
+        let mut echo = first;
+        echo.cookie = 0x1234_5678;
+        raw.feed_control(ControlBody::Handshake(echo));
+        let second = raw.handshakes().remove(0);
+        assert_eq!(second.req_type, ReqType::RESPONSE);
+        assert_eq!(second.cookie, 0x1234_5678);
+        let mut response = second;
+        response.socket_id = PEER_ID;
+        raw.feed_control(ControlBody::Handshake(response));
+        assert_eq!(raw.conn.state(), State::Connected);
+        (raw, second.isn)
+    }
+
+    fn advance(&mut self, d: Duration) {
+        self.now += d;
+        self.conn.handle_timeout(self.now);
+    }
+
+    fn feed(&mut self, packet: Packet<'_>) {
+        let mut bytes = Vec::new();
+        packet.emit(&mut bytes);
+        self.conn.handle_datagram(self.now, peer(), &bytes);
+    }
+
+    fn feed_control(&mut self, body: ControlBody) {
+        let dst = self.conn.local_id();
+        self.feed(Packet::Control(ControlRepr {
+            timestamp: Timestamp(0),
+            dst,
+            body,
+        }));
+    }
+
+    /// Everything our side sends now, as raw datagrams.
+    fn drain(&mut self) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        loop {
+            let mut buf = Vec::new();
+            match self.conn.poll_transmit(self.now, &mut buf) {
+                Some(t) => {
+                    assert_eq!(t.destination, peer());
+                    out.push(buf);
+                }
+                None => return out,
+            }
+        }
+    }
+
+    fn controls(&mut self) -> Vec<ControlBody> {
+        self.drain()
+            .iter()
+            .filter_map(|d| match Packet::parse(d) {
+                Ok(Packet::Control(c)) => Some(c.body),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn handshakes(&mut self) -> Vec<HandshakeRepr> {
+        self.controls()
+            .into_iter()
+            .filter_map(|b| match b {
+                ControlBody::Handshake(h) => Some(h),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Data packets our side sends within the next millisecond (pacing spaces them).
+    fn data_seqs(&mut self) -> Vec<SeqNumber> {
+        self.advance(Duration::from_millis(1));
+        self.drain()
+            .iter()
+            .filter_map(|d| match Packet::parse(d) {
+                Ok(Packet::Data(d)) => Some(d.seq),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn full_ack(number: u32, ack: SeqNumber) -> ControlBody {
+    ControlBody::Ack(AckRepr {
+        number: AckNumber::new(number),
+        ack,
+        details: Some(AckDetails {
+            rtt_us: 100_000,
+            rtt_var_us: 50_000,
+            avail_buf_pkts: 8190,
+            rates: None,
+        }),
+    })
+}
+
+#[test]
+fn first_request_is_byte_for_byte_a_4_11_request() {
+    let mut ep = Endpoint::new(9);
+    ep.set_next_isn(SeqNumber::new(0x2A3B_4C5D));
+    let mut conn = ep
+        .connect(Instant::ZERO, peer(), ConnectionConfig::default())
+        .unwrap();
+    let mut buf = Vec::new();
+    conn.poll_transmit(Instant::ZERO, &mut buf).unwrap();
+    let id = conn.local_id().0.to_be_bytes();
+    #[rustfmt::skip]
+    let expected: Vec<u8> = [
+        &[0x80, 0, 0, 0][..],  // control, type 0 (handshake)
+        &[0, 0, 0, 0],         // additional info
+        &[0, 0, 0, 0],         // timestamp: 0 for control packets
+        &[0, 0, 0, 0],         // destination socket 0: a connection request
+        &[0, 0, 0, 4],         // version 4
+        &[0, 0, 0, 1],         // socket type 1 = STREAM (4.11 value)
+        &[0x2A, 0x3B, 0x4C, 0x5D], // ISN
+        &[0, 0, 0x05, 0xDC],   // MSS 1500
+        &[0, 0, 0x20, 0],      // flow window 8192
+        &[0, 0, 0, 1],         // request type 1 (regular, first step)
+        &id,                   // our socket id
+        &[0, 0, 0, 0],         // cookie 0
+        &[0x0A, 0x02, 0, 0xC0], // 192.0.2.10, octets reversed as 4.11 on x86
+        &[0; 12],
+    ]
+    .concat();
+    assert_eq!(buf, expected);
+}
+
+#[test]
+fn every_numbered_ack_gets_an_ack2_and_light_acks_none() {
+    let (mut raw, isn) = Raw::client();
+    raw.conn.send(raw.now, &[5u8; 1456 * 3]).unwrap();
+    assert_eq!(raw.data_seqs(), vec![isn, isn + 1u32, isn + 2u32]);
+    raw.feed_control(full_ack(1, isn + 2u32));
+    raw.feed_control(full_ack(2, isn + 3u32));
+    raw.feed_control(ControlBody::Ack(AckRepr {
+        number: AckNumber::LIGHT,
+        ack: isn + 3u32,
+        details: None,
+    }));
+    let ack2s: Vec<_> = raw
+        .controls()
+        .into_iter()
+        .filter_map(|b| match b {
+            ControlBody::Ack2(n) => Some(n.value()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ack2s, vec![1, 2]);
+    assert!(raw.conn.is_send_idle());
+}
+
+#[test]
+fn ack_beyond_what_was_sent_breaks_the_connection() {
+    let (mut raw, isn) = Raw::client();
+    raw.conn.send(raw.now, &[1u8; 100]).unwrap();
+    raw.drain();
+    raw.feed_control(full_ack(1, isn + 5u32));
+    assert_eq!(raw.conn.state(), State::Closed);
+    assert!(matches!(
+        raw.conn.error(),
+        Some(ConnectionError::ProtocolViolation(_))
+    ));
+}
+
+#[test]
+fn nak_beyond_what_was_sent_breaks_the_connection() {
+    let (mut raw, isn) = Raw::client();
+    raw.conn.send(raw.now, &[1u8; 100]).unwrap();
+    raw.drain();
+    raw.feed_control(ControlBody::Nak(NakRepr {
+        ranges: vec![SeqRange::single(isn + 1u32)],
+    }));
+    assert!(matches!(
+        raw.conn.error(),
+        Some(ConnectionError::ProtocolViolation(_))
+    ));
+}
+
+#[test]
+fn nak_triggers_retransmission_of_exactly_the_reported_packets() {
+    let (mut raw, isn) = Raw::client();
+    raw.conn.send(raw.now, &[1u8; 1456 * 10]).unwrap();
+    assert_eq!(raw.data_seqs().len(), 10);
+    raw.feed_control(ControlBody::Nak(NakRepr {
+        ranges: vec![
+            SeqRange::single(isn + 2u32),
+            SeqRange {
+                first: isn + 5u32,
+                last: isn + 7u32,
+            },
+        ],
+    }));
+    // Leaving slow start on this first loss, the native controller paces at the receive rate
+    // it knows, 4.11's initial 16 packets/s: collect for 250 ms (before the EXP timer).
+    let mut resent = Vec::new();
+    for _ in 0..250 {
+        resent.extend(raw.data_seqs());
+    }
+    assert_eq!(resent, vec![isn + 2u32, isn + 5u32, isn + 6u32, isn + 7u32]);
+}
+
+#[test]
+fn exp_retransmits_unacknowledged_data_with_growing_intervals() {
+    let (mut raw, isn) = Raw::client();
+    raw.conn.send(raw.now, &[1u8; 1456 * 2]).unwrap();
+    assert_eq!(raw.data_seqs().len(), 2);
+    let start = raw.now;
+    let mut resent_at = Vec::new();
+    for _ in 0..2500 {
+        // The first packet of each timeout round (the controller then paces the rest at the
+        // initial 16 packets/s, as 4.11 does).
+        if raw.data_seqs().first() == Some(&isn) {
+            resent_at.push((raw.now - start).as_millis());
+        }
+        if resent_at.len() == 3 {
+            break;
+        }
+    }
+    // 4.11 (observed): intervals of N·(RTT + 4·RTTVar) + SYN with the initial RTT terms,
+    // ≈ 0.31, 0.61, 0.91 s; so at ≈ 0.31, 0.92, 1.83 s after the send.
+    let gaps: Vec<u128> = resent_at
+        .iter()
+        .scan(0, |prev, &t| {
+            let g = t - *prev;
+            *prev = t;
+            Some(g)
+        })
+        .collect();
+    assert_eq!(gaps.len(), 3, "{resent_at:?}");
+    for (n, g) in gaps.iter().enumerate() {
+        let want = 310 * (n as u128 + 1) - 10 * n as u128;
+        assert!(
+            g.abs_diff(want) <= 2,
+            "gap {n}: {g} ms, want ≈ {want}: {gaps:?}"
+        );
+    }
+}
+
+#[test]
+fn idle_connection_sends_keepalive_after_about_310ms() {
+    let (mut raw, _) = Raw::client();
+    raw.drain();
+    let start = raw.now;
+    loop {
+        raw.advance(Duration::from_millis(1));
+        let c = raw.controls();
+        if c.contains(&ControlBody::KeepAlive) {
+            break;
+        }
+        assert!(raw.now - start < Duration::from_secs(1), "no keep-alive");
+    }
+    let took = (raw.now - start).as_millis();
+    assert!((305..=315).contains(&took), "keep-alive after {took} ms");
+}
+
+#[test]
+fn receiver_naks_a_gap_at_once_and_acks_a_short_packet_immediately() {
+    let (mut raw, isn) = Raw::client();
+    raw.drain();
+    let payload = [9u8; 1456];
+    let dst = raw.conn.local_id();
+    for seq in [isn, isn + 3u32] {
+        raw.feed(Packet::Data(DataRepr {
+            seq,
+            boundary: crate::wire::Boundary::Solo,
+            in_order: false,
+            msg: crate::seq::MsgNumber::new(1),
+            timestamp: Timestamp(0),
+            dst,
+            payload: &payload,
+        }));
+    }
+    let naks: Vec<_> = raw
+        .controls()
+        .into_iter()
+        .filter_map(|b| match b {
+            ControlBody::Nak(n) => Some(n.ranges),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        naks,
+        vec![vec![SeqRange {
+            first: isn + 1u32,
+            last: isn + 2u32
+        }]]
+    );
+    // A short packet (a write's tail) is acknowledged without waiting for the ACK timer.
+    raw.feed(Packet::Data(DataRepr {
+        seq: isn + 4u32,
+        boundary: crate::wire::Boundary::Solo,
+        in_order: false,
+        msg: crate::seq::MsgNumber::new(2),
+        timestamp: Timestamp(0),
+        dst,
+        payload: &payload[..10],
+    }));
+    let acks: Vec<_> = raw
+        .controls()
+        .into_iter()
+        .filter_map(|b| match b {
+            ControlBody::Ack(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(acks.len(), 1);
+    assert_eq!(acks[0].ack, isn + 1u32, "ACK stops at the first hole");
+    assert!(acks[0].details.is_some(), "a numbered ACK");
+}
+
+#[test]
+fn light_ack_every_64_packets() {
+    let (mut raw, isn) = Raw::client();
+    raw.drain();
+    let payload = [1u8; 1456];
+    let dst = raw.conn.local_id();
+    let mut lights = 0;
+    // 130 full packets within one ACK period: light ACKs at 64 and 128.
+    for i in 0..130u32 {
+        raw.feed(Packet::Data(DataRepr {
+            seq: isn + i,
+            boundary: crate::wire::Boundary::Middle,
+            in_order: false,
+            msg: crate::seq::MsgNumber::new(1),
+            timestamp: Timestamp(0),
+            dst,
+            payload: &payload,
+        }));
+        for b in raw.controls() {
+            if let ControlBody::Ack(AckRepr {
+                details: None, ack, ..
+            }) = b
+            {
+                lights += 1;
+                assert_eq!(ack, isn + (i + 1));
+            }
+        }
+    }
+    assert_eq!(lights, 2);
+}
+
+#[test]
+fn server_repeats_its_response_to_a_repeated_request() {
+    let mut ep = Endpoint::new(3);
+    ep.listen(ConnectionConfig::default());
+    let now = Instant::from_micros(5);
+    let mut request = crate::handshake::Connector::request(
+        SocketType::STREAM,
+        SeqNumber::new(777),
+        1400,
+        4096,
+        PEER_ID,
+        us().ip(),
+        false,
+    );
+    let mut bytes = Vec::new();
+    let mut buf = Vec::new();
+    let wrap = |hs: HandshakeRepr, out: &mut Vec<u8>| {
+        out.clear();
+        Packet::Control(ControlRepr {
+            timestamp: Timestamp(0),
+            dst: SocketId::NONE,
+            body: ControlBody::Handshake(hs),
+        })
+        .emit(out);
+    };
+    wrap(request, &mut bytes);
+    let Some(DatagramEvent::Response(_)) = ep.handle(now, peer(), &bytes, &mut buf) else {
+        panic!("no cookie echo")
+    };
+    let Ok(Packet::Control(ControlRepr {
+        body: ControlBody::Handshake(echo),
+        ..
+    })) = Packet::parse(&buf)
+    else {
+        panic!()
+    };
+    request.req_type = ReqType::RESPONSE;
+    request.cookie = echo.cookie;
+    wrap(request, &mut bytes);
+    let Some(DatagramEvent::NewConnection(inc)) = ep.handle(now, peer(), &bytes, &mut buf) else {
+        panic!("not accepted")
+    };
+    let mut conn = ep.accept(now, inc, None);
+    let mut out = Vec::new();
+    conn.poll_transmit(now, &mut out).unwrap();
+    let Ok(Packet::Control(first)) = Packet::parse(&out) else {
+        panic!()
+    };
+    let ControlBody::Handshake(resp) = first.body else {
+        panic!()
+    };
+    assert_eq!(first.dst, PEER_ID);
+    assert_eq!(resp.req_type, ReqType::RESPONSE);
+    assert_eq!(
+        resp.isn,
+        SeqNumber::new(777),
+        "server echoes the client's ISN"
+    );
+    assert_eq!(resp.mss, 1400, "min of both MSS");
+    assert_eq!(resp.socket_id, conn.local_id());
+    // The client missed it and asks again: routed to the same connection, same answer.
+    let Some(DatagramEvent::Connection(id)) = ep.handle(now, peer(), &bytes, &mut buf) else {
+        panic!("repeat not routed to the connection")
+    };
+    assert_eq!(id, conn.local_id());
+    conn.handle_datagram(now, peer(), &bytes);
+    out.clear();
+    conn.poll_transmit(now, &mut out).unwrap();
+    let Ok(Packet::Control(again)) = Packet::parse(&out) else {
+        panic!()
+    };
+    let ControlBody::Handshake(again) = again.body else {
+        panic!()
+    };
+    assert_eq!((again.isn, again.socket_id), (resp.isn, resp.socket_id));
+}
