@@ -18,7 +18,8 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_apt=()
-for pkg in build-essential pkg-config; do
+# libudt-dev and g++: the libudt 4.11 peers of the interop tests (interop/, crates/udt-interop).
+for pkg in build-essential pkg-config libudt-dev g++; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

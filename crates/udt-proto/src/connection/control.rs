@@ -191,6 +191,9 @@ impl Connection {
         }
     }
 
+    /// A NAK: tell the controller (unless nothing was acknowledged yet: a loss before the
+    /// first ACK is the peer's start-up race, not congestion, and 4.11's reaction to it, a
+    /// rate of 16 packets/s, takes seconds to undo), then queue the retransmissions.
     fn on_nak(&mut self, now: Instant, nak: &NakRepr) {
         self.stats.naks_received += 1;
         let Some(first) = nak.ranges.first() else {
@@ -204,8 +207,10 @@ impl Connection {
             recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
             bandwidth_pkts: self.snd.peer_rates.bandwidth_pkts,
         };
-        self.cc.on_loss(now, &info);
-        self.refresh_cc();
+        if self.stats.acks_received > 0 {
+            self.cc.on_loss(now, &info);
+            self.refresh_cc();
+        }
         for r in &nak.ranges {
             // 4.11: a loss report beyond what was sent breaks the connection.
             if r.last > self.snd.curr_seq || r.first > r.last {

@@ -42,6 +42,11 @@ use crate::time::Instant;
 use crate::timers::{Timer, TimerTable};
 use crate::wire::{ControlBody, ControlRepr, HandshakeRepr, Packet, Timestamp};
 
+/// How long a server or rendezvous side holds its first data after connecting, unless the
+/// peer speaks first (4.11's start-up race, quirk 28). 4.11 registers a new socket within
+/// its ~10 ms receive loop when idle; on a loaded machine we saw 15 ms not suffice.
+const STARTUP_HOLD: Duration = Duration::from_millis(50);
+
 /// Where a datagram goes and how long it is; its bytes were appended to the caller's buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Transmit {
@@ -117,6 +122,8 @@ struct SendState {
     next_send: Instant,
     /// The last packet sent opened a probe pair: the next one is its partner.
     probe_partner_due: bool,
+    /// No data before this time unless the peer is heard from first (see `hold_first_data`).
+    hold_until: Option<Instant>,
     /// When the current busy period started, for `send_duration` stats.
     busy_since: Option<Instant>,
 }
@@ -246,6 +253,7 @@ impl Connection {
                 peer_rates: PeerRates::new(),
                 next_send: now,
                 probe_partner_due: false,
+                hold_until: None,
                 busy_since: None,
             },
             rcv: RecvState {
@@ -321,6 +329,7 @@ impl Connection {
         self.exp_count = 1;
         self.arm_exp();
         self.events.push_back(Event::Connected);
+        self.hold_first_data(now);
     }
 
     // ----- inputs -----
@@ -344,11 +353,31 @@ impl Connection {
         // Any packet from the peer proves it alive (EXP reset, 4.11 §4.5).
         self.exp_count = 1;
         self.last_response = now;
+        let was_connected = self.state != State::Connecting;
         match packet {
             Packet::Data(d) => self.handle_data(now, &d),
             Packet::Control(c) => self.handle_control(now, c),
         }
+        if was_connected {
+            // The peer is certainly listening for our data now.
+            self.snd.hold_until = None;
+        }
         self.arm_exp();
+    }
+
+    /// UDT4 quirk 28: a 4.11 socket that has just connected registers for incoming packets
+    /// only at its receive loop's next turn (≤ ~10 ms), dropping data that arrives first; a
+    /// dropped first packet costs a NAK or timeout that ends slow start at 16 packets/s. So
+    /// a side that became connected by *sending* the last handshake (server, rendezvous)
+    /// holds its first data until the peer is heard from or `STARTUP_HOLD` has passed. A
+    /// caller announces itself with a keep-alive so an udt server need not wait.
+    fn hold_first_data(&mut self, now: Instant) {
+        match self.role {
+            Role::Server | Role::Rendezvous => self.snd.hold_until = Some(now + STARTUP_HOLD),
+            Role::Caller => {
+                self.control_out.push_back(ControlBody::KeepAlive);
+            }
+        }
     }
 
     /// Run every timer that is due at `now`.

@@ -22,7 +22,7 @@ const PACING_SLACK: Duration = Duration::from_micros(500);
 impl Connection {
     /// Emit the next data packet into `buf` if one is due; false if none is.
     pub(super) fn poll_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
-        if !matches!(self.state, State::Connected | State::Closing) || now < self.snd.next_send {
+        if !matches!(self.state, State::Connected | State::Closing) || now < self.earliest_send() {
             return false;
         }
         if let Some(seq) = self.next_retransmission(now) {
@@ -45,7 +45,15 @@ impl Connection {
             return None;
         }
         let has_new = self.snd.buffer.unsent().is_some() && self.window_open();
-        (has_new || !self.snd.loss.is_empty()).then_some(self.snd.next_send)
+        (has_new || !self.snd.loss.is_empty()).then(|| self.earliest_send())
+    }
+
+    /// The pacing slot, or the end of the start-up hold if later.
+    fn earliest_send(&self) -> Instant {
+        match self.snd.hold_until {
+            Some(hold) => hold.max(self.snd.next_send),
+            None => self.snd.next_send,
+        }
     }
 
     /// Pop loss-list entries until one is still worth resending. Entries already acknowledged

@@ -84,7 +84,10 @@ impl Connection {
             recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
             largest_sent: self.snd.curr_seq,
         };
-        self.cc.on_timeout(now, &info);
-        self.refresh_cc();
+        // As for NAKs: a timeout before the first ACK says nothing about congestion.
+        if self.stats.acks_received > 0 {
+            self.cc.on_timeout(now, &info);
+            self.refresh_cc();
+        }
     }
 }

@@ -353,3 +353,18 @@ fn slow_reader_window_updates_avoid_timeouts() {
         "sender stalled into its timeout: {stats:?}"
     );
 }
+
+#[test]
+fn server_to_client_stream() {
+    let mut p = Pair::new(perfect(), perfect(), ConnectionConfig::default(), 12);
+    let (c, s) = p.connect(ConnectionConfig::default());
+    let mut check = StreamCheck::new(4 << 20);
+    let (cn, sn) = (p.client, p.server);
+    let start = p.sim.now;
+    assert!(p.sim.run_until(Duration::from_secs(30), |sim| {
+        check.pump(sim, sn, s);
+        check.drain(sim, cn, c);
+        check.done()
+    }));
+    println!("server -> client 4 MiB: {:?}", p.sim.now - start);
+}

@@ -230,8 +230,7 @@ fn nak_triggers_retransmission_of_exactly_the_reported_packets() {
             },
         ],
     }));
-    // Leaving slow start on this first loss, the native controller paces at the receive rate
-    // it knows, 4.11's initial 16 packets/s: collect for 250 ms (before the EXP timer).
+    // Collect for 250 ms (before the EXP timer).
     let mut resent = Vec::new();
     for _ in 0..250 {
         resent.extend(raw.data_seqs());
@@ -247,8 +246,7 @@ fn exp_retransmits_unacknowledged_data_with_growing_intervals() {
     let start = raw.now;
     let mut resent_at = Vec::new();
     for _ in 0..2500 {
-        // The first packet of each timeout round (the controller then paces the rest at the
-        // initial 16 packets/s, as 4.11 does).
+        // The first packet of each timeout round.
         if raw.data_seqs().first() == Some(&isn) {
             resent_at.push((raw.now - start).as_millis());
         }
@@ -379,11 +377,11 @@ fn light_ack_every_64_packets() {
     assert_eq!(lights, 2);
 }
 
-#[test]
-fn server_repeats_its_response_to_a_repeated_request() {
+/// Our listener at `us()` accepts a 4.11-style client at `peer()`: returns the endpoint, the
+/// accepted connection and the client's final request (req −1 with the cookie), as bytes.
+fn accepted_server(now: Instant) -> (Endpoint, Connection, Vec<u8>) {
     let mut ep = Endpoint::new(3);
     ep.listen(ConnectionConfig::default());
-    let now = Instant::from_micros(5);
     let mut request = crate::handshake::Connector::request(
         SocketType::STREAM,
         SeqNumber::new(777),
@@ -421,16 +419,28 @@ fn server_repeats_its_response_to_a_repeated_request() {
     let Some(DatagramEvent::NewConnection(inc)) = ep.handle(now, peer(), &bytes, &mut buf) else {
         panic!("not accepted")
     };
-    let mut conn = ep.accept(now, inc, None);
+    let conn = ep.accept(now, inc, None);
+    (ep, conn, bytes)
+}
+
+fn first_handshake(out: &[u8]) -> (SocketId, HandshakeRepr) {
+    let Ok(Packet::Control(c)) = Packet::parse(out) else {
+        panic!("not a control packet")
+    };
+    let ControlBody::Handshake(h) = c.body else {
+        panic!("not a handshake")
+    };
+    (c.dst, h)
+}
+
+#[test]
+fn server_repeats_its_response_to_a_repeated_request() {
+    let now = Instant::from_micros(5);
+    let (mut ep, mut conn, request) = accepted_server(now);
     let mut out = Vec::new();
     conn.poll_transmit(now, &mut out).unwrap();
-    let Ok(Packet::Control(first)) = Packet::parse(&out) else {
-        panic!()
-    };
-    let ControlBody::Handshake(resp) = first.body else {
-        panic!()
-    };
-    assert_eq!(first.dst, PEER_ID);
+    let (dst, resp) = first_handshake(&out);
+    assert_eq!(dst, PEER_ID);
     assert_eq!(resp.req_type, ReqType::RESPONSE);
     assert_eq!(
         resp.isn,
@@ -440,18 +450,66 @@ fn server_repeats_its_response_to_a_repeated_request() {
     assert_eq!(resp.mss, 1400, "min of both MSS");
     assert_eq!(resp.socket_id, conn.local_id());
     // The client missed it and asks again: routed to the same connection, same answer.
-    let Some(DatagramEvent::Connection(id)) = ep.handle(now, peer(), &bytes, &mut buf) else {
+    let mut buf = Vec::new();
+    let Some(DatagramEvent::Connection(id)) = ep.handle(now, peer(), &request, &mut buf) else {
         panic!("repeat not routed to the connection")
     };
     assert_eq!(id, conn.local_id());
-    conn.handle_datagram(now, peer(), &bytes);
+    conn.handle_datagram(now, peer(), &request);
     out.clear();
     conn.poll_transmit(now, &mut out).unwrap();
-    let Ok(Packet::Control(again)) = Packet::parse(&out) else {
-        panic!()
-    };
-    let ControlBody::Handshake(again) = again.body else {
-        panic!()
-    };
+    let (_, again) = first_handshake(&out);
     assert_eq!((again.isn, again.socket_id), (resp.isn, resp.socket_id));
+}
+
+/// Quirk 28: a just-connected 4.11 client drops data that races its registration, so the
+/// server waits until the client speaks, or 50 ms.
+#[test]
+fn server_holds_first_data_until_the_client_is_heard_or_50ms() {
+    let now = Instant::from_micros(5);
+    let (_ep, conn, _) = accepted_server(now);
+    let mut raw = Raw { now, conn };
+    raw.drain();
+    raw.conn.send(raw.now, &[3u8; 100]).unwrap();
+    assert!(raw.data_seqs().is_empty(), "data sent during the hold");
+    raw.feed_control(ControlBody::KeepAlive);
+    assert_eq!(
+        raw.data_seqs().len(),
+        1,
+        "the client spoke: data goes at once"
+    );
+
+    let (_ep, conn, _) = accepted_server(now);
+    let mut quiet = Raw { now, conn };
+    quiet.drain();
+    quiet.conn.send(quiet.now, &[3u8; 100]).unwrap();
+    let mut first_at = None;
+    for _ in 0..60 {
+        if !quiet.data_seqs().is_empty() {
+            first_at = Some(quiet.now - now);
+            break;
+        }
+    }
+    let first_at = first_at.expect("data never sent");
+    assert!(
+        first_at >= Duration::from_millis(50) && first_at <= Duration::from_millis(51),
+        "first data after {first_at:?}"
+    );
+}
+
+#[test]
+fn caller_announces_itself_after_connecting() {
+    let mut ep = Endpoint::new(1);
+    let now = Instant::from_micros(1_000);
+    let conn = ep
+        .connect(now, peer(), ConnectionConfig::default())
+        .unwrap();
+    let mut raw = Raw { now, conn };
+    let mut hs = raw.handshakes().remove(0);
+    hs.cookie = 1;
+    raw.feed_control(ControlBody::Handshake(hs));
+    let mut response = raw.handshakes().remove(0);
+    response.socket_id = PEER_ID;
+    raw.feed_control(ControlBody::Handshake(response));
+    assert_eq!(raw.controls(), vec![ControlBody::KeepAlive]);
 }

@@ -1,0 +1,47 @@
+//! `udt`: UDT4 (UDP-based Data Transfer, wire-compatible with libudt 4.11) over real UDP
+//! sockets.
+//!
+//! # Shape
+//! - [`UdtListener`], [`UdtStream`], [`UdtMessageSocket`]: a blocking API shaped like
+//!   `std::net`, with UDT4's meaning (linger on close, UDT_SNDTIMEO / UDT_RCVTIMEO, messages
+//!   with TTL).
+//! - Underneath, one *multiplexer* per local UDP port: one socket and one I/O thread serving
+//!   any number of connections, demultiplexed by socket id (4.11 §2.1). Accepted connections
+//!   share the listener's port; `connect` opens a new ephemeral port.
+//! - The protocol itself is `udt_proto`'s sans-IO core; this crate only moves bytes, keeps
+//!   time and paces: batched `recvmmsg`/`sendmmsg`, and a wait that sleeps with nanosecond
+//!   timeouts and spins only the last few microseconds before a deadline.
+//!
+//! # Contract
+//! - Errors are `std::io::Error`s whose kind follows TCP conventions (refused, timed out,
+//!   reset); the protocol's [`ConnectionError`] rides inside ([`connection_error`]).
+//! - An idle connection costs its I/O thread a wake-up per keep-alive/EXP round only.
+//!
+//! # Example
+//! ```no_run
+//! use std::io::{Read, Write};
+//! let listener = udt::UdtListener::bind("127.0.0.1:9000")?;
+//! std::thread::spawn(move || -> std::io::Result<()> {
+//!     let (mut s, _) = listener.accept()?;
+//!     let mut v = Vec::new();
+//!     s.read_to_end(&mut v)?;
+//!     Ok(())
+//! });
+//! let mut c = udt::UdtStream::connect("127.0.0.1:9000")?;
+//! c.write_all(b"hello")?;
+//! c.close()?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+pub mod blocking;
+mod driver;
+mod error;
+mod mux;
+mod shared;
+mod sys;
+
+pub use blocking::{Incoming, UdtListener, UdtMessageSocket, UdtStream};
+pub use error::{connection_error, error_kind, io_error};
+pub use udt_proto::{
+    ConfigError, ConnectionConfig, ConnectionError, ConnectionStats, Mode, PathStats, State,
+};

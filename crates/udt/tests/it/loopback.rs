@@ -1,0 +1,139 @@
+//! Data transfer over loopback: bulk stream, small stream, messages, rendezvous, close.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, UdpSocket};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use udt::{ConnectionConfig, Mode, UdtListener, UdtMessageSocket, UdtStream};
+
+use super::{listener, recv_pattern, send_pattern, PATIENCE};
+
+/// Transfer `len` bytes client→server; returns the time from connect to "all acknowledged".
+fn transfer(len: u64) -> Duration {
+    let listener = listener();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        s.set_read_timeout(Some(PATIENCE)).unwrap();
+        recv_pattern(&mut s).expect("receive")
+    });
+    let start = Instant::now();
+    let mut c = UdtStream::connect(addr).expect("connect");
+    c.set_write_timeout(Some(PATIENCE)).unwrap();
+    send_pattern(&mut c, len, 64 << 10).expect("send");
+    let elapsed = start.elapsed();
+    let stats = c.stats();
+    c.close().expect("close");
+    assert_eq!(server.join().unwrap(), len);
+    println!(
+        "{len} bytes in {elapsed:?} ({:.2} Gbit/s), sent {} packets, {} retransmitted",
+        len as f64 * 8.0 / elapsed.as_secs_f64() / 1e9,
+        stats.packets_sent,
+        stats.retransmitted
+    );
+    elapsed
+}
+
+#[test]
+fn bulk_64_mib_arrives_intact() {
+    transfer(64 << 20);
+}
+
+#[test]
+fn one_megabyte_completes() {
+    // Timing is printed, not asserted (the target is < 20 ms).
+    transfer(1 << 20);
+}
+
+#[test]
+fn both_directions_on_one_connection() {
+    let listener = listener();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (s, peer) = listener.accept().unwrap();
+        assert_eq!(s.peer_addr().unwrap(), peer);
+        let mut buf = [0u8; 5];
+        (&s).read_exact(&mut buf).unwrap();
+        (&s).write_all(&buf).unwrap();
+        (&s).flush().unwrap();
+        buf
+    });
+    let c = UdtStream::connect(addr).unwrap();
+    assert_eq!(c.peer_addr().unwrap(), addr);
+    (&c).write_all(b"hello").unwrap();
+    let mut echo = [0u8; 5];
+    (&c).read_exact(&mut echo).unwrap();
+    assert_eq!(&echo, b"hello");
+    assert_eq!(&server.join().unwrap(), b"hello");
+}
+
+#[test]
+fn peer_close_is_end_of_stream() {
+    let listener = listener();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        s.write_all(b"bye").unwrap();
+        s.close().unwrap();
+    });
+    let mut c = UdtStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut all = Vec::new();
+    c.read_to_end(&mut all).unwrap();
+    assert_eq!(all, b"bye");
+    server.join().unwrap();
+}
+
+#[test]
+fn messages_keep_their_boundaries() {
+    let listener =
+        UdtListener::bind_with("127.0.0.1:0", ConnectionConfig::new(Mode::Message)).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let sizes: Vec<usize> = (0..200).map(|i| 1 + (i * 977) % 5000).collect();
+    let expect = sizes.clone();
+    let server = thread::spawn(move || {
+        let (m, _) = listener.accept_message().unwrap();
+        m.set_read_timeout(Some(PATIENCE)).unwrap();
+        let mut buf = vec![0u8; 8192];
+        for (i, &len) in expect.iter().enumerate() {
+            let n = m.recv_msg(&mut buf).unwrap();
+            assert_eq!(n, len, "message {i}");
+            assert!(
+                buf[..n].iter().all(|&b| b == i as u8),
+                "message {i} content"
+            );
+        }
+    });
+    let m = UdtMessageSocket::connect(addr).unwrap();
+    for (i, &len) in sizes.iter().enumerate() {
+        m.send_msg(&vec![i as u8; len], None, true).unwrap();
+    }
+    m.flush().unwrap();
+    server.join().unwrap();
+    m.close().unwrap();
+}
+
+/// A port that is free right now (bind, read, release).
+fn free_port() -> SocketAddr {
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+#[test]
+fn rendezvous_on_loopback() {
+    let a = free_port();
+    let b = free_port();
+    let t = thread::spawn(move || {
+        let mut s = UdtStream::rendezvous(b, a).expect("rendezvous b");
+        let mut buf = [0u8; 4];
+        s.read_exact(&mut buf).unwrap();
+        buf
+    });
+    let mut s = UdtStream::rendezvous(a, b).expect("rendezvous a");
+    s.write_all(b"ping").unwrap();
+    s.flush().unwrap();
+    assert_eq!(&t.join().unwrap(), b"ping");
+}
