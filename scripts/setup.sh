@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # Installs everything udt's build and tests need on a fresh Debian machine (run as root, or
 # with sudo available). Safe to run again: it skips what is already there.
+# Usage: scripts/setup.sh [--fuzz]
+#   --fuzz (or UDT_SETUP_FUZZ=1): also the nightly toolchain and cargo-fuzz, for
+#   scripts/fuzz-replay.sh and scripts/fuzz.sh (building cargo-fuzz takes a few minutes).
 set -euo pipefail
+
+want_fuzz="${UDT_SETUP_FUZZ:-0}"
+for arg in "$@"; do
+  case "$arg" in
+    --fuzz) want_fuzz=1 ;;
+    *) echo "setup: unknown argument $arg (usage: scripts/setup.sh [--fuzz])" >&2; exit 2 ;;
+  esac
+done
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -21,4 +32,17 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+# Fuzzing extras are best effort: where a toolchain cannot be downloaded, warn and go on
+# (scripts/fuzz-replay.sh then skips; `cargo test` still replays the seeds on stable).
+if [ "$want_fuzz" = 1 ]; then
+  if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+    rustup toolchain install nightly --profile minimal ||
+      echo "setup: warning: could not install the nightly toolchain (needed by cargo-fuzz)" >&2
+  fi
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    cargo install cargo-fuzz --locked ||
+      echo "setup: warning: could not install cargo-fuzz" >&2
+  fi
+fi
 echo "setup: ok"

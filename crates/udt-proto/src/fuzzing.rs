@@ -1,9 +1,25 @@
 //! Property bodies shared by the libFuzzer targets and the stable proptests (one property,
 //! two drivers). Each function takes arbitrary bytes and panics on a property violation.
+//!
+//! The targets in the repository's `fuzz/` crate are one-line calls into this module (built
+//! with `--cfg fuzzing`); `fuzzing/tests.rs` runs every body on random inputs under
+//! `cargo test`, so CI exercises the same properties on stable. Bodies decode their input
+//! with the total reader in `input.rs`: any byte string is a valid test case.
 
 use std::fmt::Write as _;
 
 use crate::wire::{self, ControlBody, LossListIter, Packet};
+
+mod congestion_ops;
+mod connection;
+mod input;
+mod nak_loss_list;
+#[cfg(test)]
+mod tests;
+
+pub use congestion_ops::congestion_ops;
+pub use connection::connection;
+pub use nak_loss_list::nak_loss_list;
 
 /// The wire codec is total and self-consistent on arbitrary bytes:
 /// - parsing never panics;

@@ -1,0 +1,245 @@
+//! The `congestion_ops` body: a built-in controller driven by an operation sequence decoded
+//! from bytes (the byte-driven twin of the operation model in `congestion/tests.rs`).
+//!
+//! Each operation keeps the sender's view consistent (ACKs never pass what was sent, NAKs
+//! report sent packets), so a failure is a controller bug and not a model artefact. After
+//! every step: the window is finite and at least the controller's minimum (16 packets for
+//! both built-ins), the period is positive (and for native at most `Native::MAX_PERIOD_US`),
+//! and a requested ACK period is positive.
+
+use std::time::Duration;
+
+use super::input::Input;
+use crate::congestion::{
+    AckInfo, Controller, ControllerFactory, ControllerInit, FixedRate, FixedRateFactory, LossInfo,
+    LossRange, Native, ReceivedInfo, SentInfo, TimeoutInfo,
+};
+use crate::seq::SeqNumber;
+use crate::time::Instant;
+
+/// Upper bound on operations per input, so one input stays fast whatever its length.
+const MAX_OPS: usize = 2_000;
+
+/// Runs one controller through the operations encoded in `data` and panics on a violated
+/// invariant. Byte 0 picks the controller (even: native, odd: fixed rate).
+pub fn congestion_ops(data: &[u8]) {
+    let mut input = Input::new(data);
+    if input.bool() {
+        let rate = input.u64() % 20_000_000_000;
+        let mut fixed = FixedRateFactory::new(rate).build();
+        run(
+            fixed.as_mut(),
+            &mut input,
+            FixedRate::MIN_WINDOW_PKTS,
+            |_| {},
+        );
+    } else {
+        let mut native = Native::default();
+        let min = native.config().min_window_pkts();
+        assert_eq!(min, 16.0);
+        run(&mut native, &mut input, min, |native| {
+            let period = native.period_us();
+            assert!(
+                period > 0.0 && period <= Native::MAX_PERIOD_US,
+                "native period {period}"
+            );
+        });
+    }
+}
+
+fn run<C: Controller + ?Sized>(
+    cc: &mut C,
+    input: &mut Input<'_>,
+    min_window_pkts: f64,
+    extra: impl Fn(&C),
+) {
+    let init = controller_init(input);
+    let mut model = Model {
+        now: Instant::from_micros(1_000_000),
+        acked: init.isn,
+        next: init.isn,
+    };
+    cc.init(model.now, &init);
+    check(cc, min_window_pkts);
+    extra(cc);
+    for _ in 0..MAX_OPS {
+        if input.is_empty() {
+            break;
+        }
+        model.apply(cc, input);
+        check(cc, min_window_pkts);
+        extra(cc);
+    }
+    cc.close();
+}
+
+fn check<C: Controller + ?Sized>(cc: &C, min_window_pkts: f64) {
+    let window = cc.window_pkts();
+    assert!(
+        window.is_finite() && window >= min_window_pkts,
+        "{} window {window}",
+        cc.name()
+    );
+    assert!(
+        cc.send_period() > Duration::ZERO,
+        "{} period {:?}",
+        cc.name(),
+        cc.send_period()
+    );
+    if let Some(period) = cc.ack_period() {
+        assert!(period > Duration::ZERO, "{} ack period zero", cc.name());
+    }
+}
+
+/// RTT and the sender-smoothed receiver reports carried by an ACK, NAK or timeout.
+#[derive(Clone, Copy, Debug)]
+struct Rates {
+    rtt: Duration,
+    recv_rate_pkts: u32,
+    bandwidth_pkts: u32,
+}
+
+/// Small values (where the window floor and the `b <= 0` branch matter) or large ones (fast
+/// links), chosen by one flag byte.
+fn rates(input: &mut Input<'_>) -> Rates {
+    let small = input.u8();
+    let rtt_us = if small & 1 == 0 {
+        input.upto(2_000)
+    } else {
+        input.upto(2_000_000)
+    };
+    let recv_max = if small & 2 == 0 { 100 } else { 1_000_000 };
+    let bw_max = if small & 4 == 0 { 100 } else { 2_000_000 };
+    Rates {
+        rtt: Duration::from_micros(u64::from(rtt_us.max(1))),
+        recv_rate_pkts: input.upto(recv_max),
+        bandwidth_pkts: input.upto(bw_max),
+    }
+}
+
+fn controller_init(input: &mut Input<'_>) -> ControllerInit {
+    let mss = input.upto(8_999) + 1;
+    let max_window_pkts = input.upto(100_000);
+    let isn = SeqNumber::new(input.upto(SeqNumber::MAX));
+    let rates = rates(input);
+    ControllerInit {
+        mss,
+        max_window_pkts,
+        isn,
+        rtt: rates.rtt,
+        recv_rate_pkts: rates.recv_rate_pkts,
+        bandwidth_pkts: rates.bandwidth_pkts,
+        seed: input.u64(),
+    }
+}
+
+/// The sender's view, so that every hook gets consistent arguments.
+struct Model {
+    now: Instant,
+    /// First unacknowledged sequence number.
+    acked: SeqNumber,
+    /// Next sequence number to send.
+    next: SeqNumber,
+}
+
+impl Model {
+    fn outstanding(&self) -> u32 {
+        u32::try_from(self.acked.offset_to(self.next)).unwrap_or(0)
+    }
+
+    /// The sequence number `frac` of the way through the unacknowledged packets.
+    fn pick(&self, frac: f64) -> SeqNumber {
+        self.acked + (f64::from(self.outstanding()) * frac) as u32
+    }
+
+    fn apply<C: Controller + ?Sized>(&mut self, cc: &mut C, input: &mut Input<'_>) {
+        match input.u8() % 8 {
+            0 => self.now += Duration::from_micros(u64::from(input.upto(30_000))),
+            1 => self.send(cc, input.upto(62) + 1),
+            2 => {
+                let info = SentInfo {
+                    seq: self.acked,
+                    len: 1472,
+                    retransmit: true,
+                };
+                cc.on_packet_sent(self.now, &info);
+            }
+            3 => {
+                let info = ReceivedInfo {
+                    seq: self.acked,
+                    len: 64,
+                };
+                cc.on_packet_received(self.now, &info);
+            }
+            4 => self.ack(cc, input),
+            5 => self.loss(cc, input),
+            6 => {
+                let rates = rates(input);
+                let info = TimeoutInfo {
+                    rtt: rates.rtt,
+                    recv_rate_pkts: rates.recv_rate_pkts,
+                    largest_sent: self.next.prev(),
+                };
+                cc.on_timeout(self.now, &info);
+            }
+            _ => {
+                let ext_type = input.u16();
+                let len = usize::from(input.u8() % 16);
+                cc.on_custom_message(self.now, ext_type, input.bytes(len));
+                while cc.poll_custom_message().is_some() {}
+            }
+        }
+    }
+
+    fn send<C: Controller + ?Sized>(&mut self, cc: &mut C, count: u32) {
+        for _ in 0..count {
+            let info = SentInfo {
+                seq: self.next,
+                len: 1472,
+                retransmit: false,
+            };
+            cc.on_packet_sent(self.now, &info);
+            self.next = self.next.next();
+        }
+    }
+
+    fn ack<C: Controller + ?Sized>(&mut self, cc: &mut C, input: &mut Input<'_>) {
+        let frac = input.frac();
+        let rates = rates(input);
+        let ack = self.pick(frac);
+        if self.outstanding() == 0 || ack == self.acked {
+            return; // only ACKs that advance the send buffer reach the controller
+        }
+        self.acked = ack;
+        let info = AckInfo {
+            ack,
+            rtt: rates.rtt,
+            recv_rate_pkts: rates.recv_rate_pkts,
+            bandwidth_pkts: rates.bandwidth_pkts,
+            largest_sent: self.next.prev(),
+        };
+        cc.on_ack(self.now, &info);
+    }
+
+    fn loss<C: Controller + ?Sized>(&mut self, cc: &mut C, input: &mut Input<'_>) {
+        let frac = input.frac();
+        let span = input.upto(19);
+        let rates = rates(input);
+        if self.outstanding() == 0 {
+            return; // a NAK can only report packets that were sent
+        }
+        let first = self.pick(frac.min(0.999));
+        let largest_sent = self.next.prev();
+        let last = (first + span).min_seq(largest_sent);
+        let ranges = [LossRange { first, last }];
+        let info = LossInfo {
+            first_lost: first,
+            ranges: &ranges,
+            largest_sent,
+            rtt: rates.rtt,
+            recv_rate_pkts: rates.recv_rate_pkts,
+            bandwidth_pkts: rates.bandwidth_pkts,
+        };
+        cc.on_loss(self.now, &info);
+    }
+}
