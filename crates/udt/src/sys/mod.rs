@@ -19,11 +19,18 @@ pub(crate) use linux::{set_precise_timers, wait, RecvBatch, SendBatch, Waker, BA
 /// out the I/O thread being descheduled for a moment.
 const SOCKET_BUFFER_BYTES: usize = 8 << 20;
 
-/// A non-blocking UDP socket bound to `addr`, with UDT_REUSEADDR's meaning (SO_REUSEADDR) and
-/// socket buffers raised as far as the kernel lets us.
+/// A non-blocking UDP socket bound to `addr`, with socket buffers raised as far as the kernel
+/// lets us.
+///
+/// No `SO_REUSEADDR`: on a UDP socket it lets a second socket bind the same port, and the
+/// kernel then delivers each datagram to only one of them. Worse, two sockets that both set
+/// it may be handed the *same ephemeral port* for a bind to port 0: with a thousand clients
+/// connecting at once, ~2% of them shared a port and lost their handshake responses (and
+/// later their control packets) to the other socket. UDT_REUSEADDR's meaning in 4.11 is
+/// sharing a multiplexer inside the process, which is the multiplexer layer's business,
+/// not the kernel's.
 pub(crate) fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
     let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-    socket.set_reuse_address(true)?;
     if addr.is_ipv6() {
         // Dual-stack where the system allows it: one port serves both families, as 4.11
         // does not, but it is harmless and what applications expect from `[::]`.
