@@ -10,6 +10,7 @@ mod linux;
 use std::io;
 use std::mem::size_of;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+use std::os::fd::AsRawFd;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -39,7 +40,19 @@ pub(crate) fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
     raise_buffers(&socket);
     socket.bind(&addr.into())?;
     socket.set_nonblocking(true)?;
+    if rx_timestamps_wanted() {
+        if let Err(e) = linux::enable_rx_timestamps(socket.as_raw_fd()) {
+            tracing::warn!(error = %e, "no kernel receive timestamps (SO_TIMESTAMPNS)");
+        }
+    }
     Ok(socket.into())
+}
+
+/// Kernel receive timestamps are on unless `UDT_RX_TIMESTAMPS=0` is set in the environment
+/// (a diagnostic switch, to compare the estimators with and without them).
+fn rx_timestamps_wanted() -> bool {
+    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WANTED.get_or_init(|| std::env::var_os("UDT_RX_TIMESTAMPS").is_none_or(|v| v != "0"))
 }
 
 fn raise_buffers(socket: &Socket) {
