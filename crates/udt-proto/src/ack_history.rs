@@ -15,31 +15,30 @@ struct Entry {
     sent: Instant,
 }
 
-/// Ring of the last 1024 numbered ACKs.
-#[derive(Debug, Clone)]
+/// Ring of the last 1024 numbered ACKs. The ring (24 KiB) is allocated by the first ACK, not
+/// up front: an idle connection, or one that only sends, never needs it, and a server with a
+/// thousand such connections would otherwise hold 24 MiB of empty rings.
+#[derive(Debug, Clone, Default)]
 pub struct AckHistory {
     entries: Vec<Option<Entry>>,
-}
-
-impl Default for AckHistory {
-    fn default() -> Self {
-        Self {
-            entries: vec![None; SIZE],
-        }
-    }
 }
 
 impl AckHistory {
     /// Remember that ACK `number` acknowledged up to `ack` at `sent`.
     pub fn record(&mut self, number: AckNumber, ack: SeqNumber, sent: Instant) {
+        if self.entries.is_empty() {
+            self.entries = vec![None; SIZE];
+        }
         self.entries[slot(number)] = Some(Entry { number, ack, sent });
     }
 
     /// Look up the ACK an ACK2 echoes: its acknowledged sequence and send time. The entry is
     /// consumed so a duplicated ACK2 gives no second sample.
     pub fn acknowledge(&mut self, number: AckNumber) -> Option<(SeqNumber, Instant)> {
-        let entry = self.entries[slot(number)].filter(|e| e.number == number)?;
-        self.entries[slot(number)] = None;
+        // Empty until the first ACK: an ACK2 before it finds nothing.
+        let cell = self.entries.get_mut(slot(number))?;
+        let entry = cell.filter(|e| e.number == number)?;
+        *cell = None;
         Some((entry.ack, entry.sent))
     }
 }
@@ -55,6 +54,11 @@ mod tests {
     #[test]
     fn finds_recent_and_forgets_overwritten() {
         let mut h = AckHistory::default();
+        assert_eq!(
+            h.acknowledge(AckNumber::new(1)),
+            None,
+            "nothing recorded yet"
+        );
         h.record(
             AckNumber::new(1),
             SeqNumber::new(10),

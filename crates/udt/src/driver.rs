@@ -5,6 +5,11 @@
 //! the connections emitted as one batch (`sendmmsg`); then wait for the socket, a wake-up from
 //! the application, or the earliest connection deadline.
 //!
+//! Each datagram is handed to its connection with the kernel's arrival time
+//! ([`ArrivalClock`]), not the time the batch was read: a batch holds up to 64 datagrams that
+//! arrived microseconds apart, and the receiver's arrival-speed and packet-pair estimators
+//! (whose results the sender's controller uses) need that spacing.
+//!
 //! Deadlines live in a binary heap with lazy invalidation: a connection has at most one live
 //! entry (its `armed` time); an entry whose time no longer matches is stale and skipped, and
 //! an entry that fires early just re-arms. So a busy connection pushes O(1) entries per
@@ -24,7 +29,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use udt_proto::{DatagramEvent, Incoming, Instant, Transmit};
 
@@ -90,8 +95,8 @@ impl Driver {
         let span = tracing::debug_span!("udt-io", port = self.mux.local_addr().port());
         let _enter = span.enter();
         while !self.mux.aborted.load(SeqCst) {
+            self.receive();
             let now = self.mux.now();
-            self.receive(now);
             self.serve_pending(now);
             self.run_timers(now);
             self.out.flush();
@@ -104,7 +109,10 @@ impl Driver {
         tracing::debug!("I/O thread exits");
     }
 
-    fn receive(&mut self, now: Instant) {
+    /// Read and route up to `MAX_RECV_BATCHES` batches. Each datagram reaches its connection
+    /// stamped with the kernel's arrival time, so the estimators see the true spacing, not
+    /// when this thread got around to reading; replies are sent as of the time of reading.
+    fn receive(&mut self) {
         for _ in 0..MAX_RECV_BATCHES {
             let n = match self.rx.recv(self.out.fd) {
                 Ok(n) => n,
@@ -116,10 +124,13 @@ impl Driver {
             if n == 0 {
                 return;
             }
+            let clock = ArrivalClock::read(&self.mux);
             let mut state = self.mux.lock();
             for i in 0..n {
+                let arrival = clock.arrival(self.rx.arrival(i));
                 if let Some((from, data)) = self.rx.get(i) {
-                    self.out.route(&self.mux, &mut state, now, from, data);
+                    self.out
+                        .route(&self.mux, &mut state, clock.now, arrival, from, data);
                 }
             }
             drop(state);
@@ -194,22 +205,27 @@ impl Driver {
 }
 
 impl Output {
-    /// Hand one datagram to the endpoint and on to its connection.
+    /// Hand one datagram that arrived at `arrival` to the endpoint and on to its connection;
+    /// what it triggers is sent as of `now`.
     fn route(
         &mut self,
         mux: &Mux,
         state: &mut MuxState,
         now: Instant,
+        arrival: Instant,
         from: SocketAddr,
         data: &[u8],
     ) {
-        match state.endpoint.handle(now, from, data, self.tx.buf_mut()) {
+        match state
+            .endpoint
+            .handle(arrival, from, data, self.tx.buf_mut())
+        {
             Some(DatagramEvent::Connection(id)) => {
                 let Some(conn) = state.conns.get(&id).cloned() else {
                     return;
                 };
                 let mut st = conn.lock();
-                st.conn.handle_datagram(now, from, data);
+                st.conn.handle_datagram(arrival, from, data);
                 self.drive(now, &conn, &mut st);
             }
             Some(DatagramEvent::NewConnection(incoming)) => {
@@ -286,6 +302,40 @@ impl Output {
     }
 }
 
+/// Turns the kernel's arrival stamps (`CLOCK_REALTIME`, the only clock socket timestamps
+/// use) into this port's monotonic [`Instant`]s.
+///
+/// Only a datagram's *age* is taken from the wall clock: the wall time read just after
+/// `recvmmsg` minus the stamp, subtracted from the monotonic time read at the same moment.
+/// So the two clocks' offset is measured afresh for every batch, and a wall-clock step
+/// (NTP, an administrator) can only distort datagrams that were queued across the step: an
+/// age that comes out negative or over `MAX_AGE` is distrusted and the reading time used.
+struct ArrivalClock {
+    now: Instant,
+    wall: Duration,
+}
+
+/// Oldest believable arrival stamp (a datagram queued longer than this means a stalled thread
+/// or a stepped clock; either way, the reading time is as good as it gets).
+const MAX_AGE: Duration = Duration::from_secs(1);
+
+impl ArrivalClock {
+    fn read(mux: &Mux) -> Self {
+        let now = mux.now();
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        Self { now, wall }
+    }
+
+    fn arrival(&self, stamp: Option<Duration>) -> Instant {
+        match stamp.and_then(|s| self.wall.checked_sub(s)) {
+            Some(age) if age <= MAX_AGE => self.now.saturating_sub(age),
+            _ => self.now,
+        }
+    }
+}
+
 /// A connection's deadline in the timer heap (earliest first).
 struct TimerEntry {
     at: Instant,
@@ -313,5 +363,31 @@ impl Ord for TimerEntry {
             .at
             .cmp(&self.at)
             .then_with(|| other.conn.id.0.cmp(&self.conn.id.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrival_stamps_become_ages_on_the_monotonic_clock() {
+        let clock = ArrivalClock {
+            now: Instant::from_micros(10_000_000),
+            wall: Duration::from_secs(1_700_000_000),
+        };
+        let age = Duration::from_micros(37);
+        assert_eq!(
+            clock.arrival(Some(clock.wall - age)),
+            clock.now.saturating_sub(age)
+        );
+        // No stamp, a stamp from the future (the wall clock stepped back) or an implausibly
+        // old one (stepped forward): the reading time.
+        assert_eq!(clock.arrival(None), clock.now);
+        assert_eq!(clock.arrival(Some(clock.wall + age)), clock.now);
+        assert_eq!(
+            clock.arrival(Some(clock.wall - Duration::from_secs(5))),
+            clock.now
+        );
     }
 }

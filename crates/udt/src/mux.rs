@@ -37,6 +37,9 @@ pub(crate) struct Mux {
     epoch: StdInstant,
     /// Largest datagram accepted (MSS minus the IP/UDP header).
     pub(crate) max_datagram: usize,
+    /// The UDP-level options the port was opened with (UDT_REUSEADDR is reported from here:
+    /// it is never the kernel option).
+    pub(crate) udp_options: sys::UdpOptions,
     state: Mutex<MuxState>,
     accept_cond: Condvar,
     pending: Mutex<Vec<Arc<ConnShared>>>,
@@ -141,6 +144,7 @@ impl MuxRef {
             waker: Waker::new()?,
             epoch: StdInstant::now(),
             max_datagram,
+            udp_options: *udp,
             state: Mutex::new(MuxState {
                 endpoint: Endpoint::new(u64::from_ne_bytes(seed)),
                 conns: HashMap::new(),

@@ -50,7 +50,7 @@ impl Socket {
             UdtOpt::Rendezvous => OptValue::Bool(config_pkts.rendezvous),
             UdtOpt::SndTimeo => OptValue::timeout(self.write_timeout()),
             UdtOpt::RcvTimeo => OptValue::timeout(self.read_timeout()),
-            UdtOpt::ReuseAddr => OptValue::Bool(self.udp(|s| s.reuse_address())?),
+            UdtOpt::ReuseAddr => OptValue::Bool(self.multiplexer().mux().udp_options.reuse_addr),
             UdtOpt::MaxBw => OptValue::bandwidth(self.max_bandwidth()),
             UdtOpt::State => OptValue::State(self.state()),
             UdtOpt::Event => OptValue::Event(self.events()),

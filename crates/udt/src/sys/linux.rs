@@ -23,8 +23,14 @@ pub(crate) struct RecvBatch {
     addrs: Vec<libc::sockaddr_storage>,
     iovs: Vec<libc::iovec>,
     hdrs: Vec<libc::mmsghdr>,
+    /// Control-message space per slot (the `SCM_TIMESTAMPNS` arrival time); `u64`s for the
+    /// alignment `cmsghdr` needs.
+    ctrl: Vec<[u64; CTRL_WORDS]>,
     count: usize,
 }
+
+/// Room for one `cmsghdr` + `timespec` (32 bytes on 64-bit Linux), with slack.
+const CTRL_WORDS: usize = 8;
 
 impl RecvBatch {
     /// Slots of `slot` bytes: the largest datagram this multiplexer accepts (its MSS minus
@@ -38,6 +44,7 @@ impl RecvBatch {
             addrs: vec![addr; BATCH],
             iovs: vec![iov; BATCH],
             hdrs: vec![hdr; BATCH],
+            ctrl: vec![[0; CTRL_WORDS]; BATCH],
             count: 0,
         }
     }
@@ -55,8 +62,8 @@ impl RecvBatch {
             hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
             hdr.msg_iov = &raw mut self.iovs[i];
             hdr.msg_iovlen = 1;
-            hdr.msg_control = null_mut();
-            hdr.msg_controllen = 0;
+            hdr.msg_control = self.ctrl[i].as_mut_ptr().cast();
+            hdr.msg_controllen = size_of::<[u64; CTRL_WORDS]>() as _;
             hdr.msg_flags = 0;
             self.hdrs[i].msg_len = 0;
         }
@@ -90,6 +97,61 @@ impl RecvBatch {
         let len = (self.hdrs[i].msg_len as usize).min(self.slot);
         let from = sockaddr_to_std(&self.addrs[i])?;
         Some((from, &self.bufs[i * self.slot..i * self.slot + len]))
+    }
+
+    /// The kernel's arrival time of datagram `i` (`CLOCK_REALTIME`, since the Unix epoch), if
+    /// the socket has `SO_TIMESTAMPNS` on.
+    pub(crate) fn arrival(&self, i: usize) -> Option<Duration> {
+        if i >= self.count {
+            return None;
+        }
+        let hdr = &self.hdrs[i].msg_hdr;
+        // SAFETY: `hdr` was filled by recvmmsg; its control pointer and length describe
+        // `self.ctrl[i]`, and the CMSG macros stay within `msg_controllen`.
+        unsafe {
+            let mut cmsg = libc::CMSG_FIRSTHDR(hdr);
+            while !cmsg.is_null() {
+                let c = &*cmsg;
+                if c.cmsg_level == libc::SOL_SOCKET
+                    && c.cmsg_type == libc::SCM_TIMESTAMPNS
+                    && c.cmsg_len as usize
+                        >= libc::CMSG_LEN(size_of::<libc::timespec>() as u32) as usize
+                {
+                    let ts = libc::CMSG_DATA(cmsg)
+                        .cast::<libc::timespec>()
+                        .read_unaligned();
+                    let secs = u64::try_from(ts.tv_sec).ok()?;
+                    let nanos = u32::try_from(ts.tv_nsec)
+                        .ok()
+                        .filter(|&n| n < 1_000_000_000)?;
+                    return Some(Duration::new(secs, nanos));
+                }
+                cmsg = libc::CMSG_NXTHDR(hdr, cmsg);
+            }
+        }
+        None
+    }
+}
+
+/// Ask the kernel to stamp each received datagram with its arrival time (`SO_TIMESTAMPNS`:
+/// software, taken when the packet reaches the socket layer; on `CLOCK_REALTIME`, the only
+/// clock socket timestamps use).
+pub(crate) fn enable_rx_timestamps(fd: RawFd) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: the option takes a c_int, passed by pointer with its size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&raw const on).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 
@@ -310,5 +372,37 @@ pub(crate) fn force_buffer(socket: &socket2::Socket, recv: bool, bytes: usize) -
         socket.set_recv_buffer_size(bytes)
     } else {
         socket.set_send_buffer_size(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::UdpSocket;
+    use std::time::{SystemTime, UNIX_EPOCH};
+
+    use super::*;
+
+    #[test]
+    fn received_datagrams_carry_kernel_timestamps() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        enable_rx_timestamps(rx.as_raw_fd()).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        for i in 0..3u8 {
+            tx.send_to(&[i; 20], rx.local_addr().unwrap()).unwrap();
+        }
+        let after = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+        let mut batch = RecvBatch::new(1500);
+        let mut stamps = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while stamps.len() < 3 && std::time::Instant::now() < deadline {
+            let n = batch.recv(rx.as_raw_fd()).unwrap();
+            stamps.extend((0..n).map(|i| batch.arrival(i).expect("a timestamp")));
+        }
+        assert_eq!(stamps.len(), 3);
+        assert!(stamps.windows(2).all(|w| w[0] <= w[1]), "{stamps:?}");
+        // Realtime, so only roughly bounded (NTP may slew it meanwhile).
+        let slop = Duration::from_millis(50);
+        assert!(stamps[0] + slop >= before && stamps[2] <= after + slop);
     }
 }

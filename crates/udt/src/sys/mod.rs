@@ -10,6 +10,7 @@ mod linux;
 use std::io;
 use std::mem::size_of;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+use std::os::fd::AsRawFd;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -22,7 +23,7 @@ const SOCKET_BUFFER_BYTES: usize = 8 << 20;
 /// The UDP-level options of a multiplexer's socket (UDT_REUSEADDR, UDP_SNDBUF, UDP_RCVBUF).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct UdpOptions {
-    /// SO_REUSEADDR (UDT_REUSEADDR, default on).
+    /// UDT_REUSEADDR (default on). Never set as the kernel option; see [`bind_udp`].
     pub(crate) reuse_addr: bool,
     /// SO_SNDBUF in bytes; `None`: [`SOCKET_BUFFER_BYTES`].
     pub(crate) send_buffer: Option<usize>,
@@ -40,11 +41,18 @@ impl Default for UdpOptions {
     }
 }
 
-/// A non-blocking UDP socket bound to `addr`, with UDT_REUSEADDR's meaning (SO_REUSEADDR) and
-/// socket buffers raised as far as the kernel lets us (or as `opts` says).
+/// A non-blocking UDP socket bound to `addr`, with socket buffers raised as far as the kernel
+/// lets us (or as `opts` says).
+///
+/// No `SO_REUSEADDR`, whatever `opts.reuse_addr` says: on a UDP socket it lets a second socket
+/// bind the same port, and the kernel then delivers each datagram to only one of them. Worse,
+/// two sockets that both set it may be handed the *same ephemeral port* for a bind to port 0:
+/// with a thousand clients connecting at once, ~2% of them shared a port and lost their
+/// handshake responses (and later their control packets) to the other socket. UDT_REUSEADDR's
+/// meaning in 4.11 is sharing a multiplexer inside the process, which is the multiplexer
+/// layer's business, not the kernel's.
 pub(crate) fn bind_udp(addr: SocketAddr, opts: &UdpOptions) -> io::Result<UdpSocket> {
     let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
-    socket.set_reuse_address(opts.reuse_addr)?;
     if addr.is_ipv6() {
         // Dual-stack where the system allows it: one port serves both families, as 4.11
         // does not, but it is harmless and what applications expect from `[::]`.
@@ -53,7 +61,19 @@ pub(crate) fn bind_udp(addr: SocketAddr, opts: &UdpOptions) -> io::Result<UdpSoc
     raise_buffers(&socket, opts);
     socket.bind(&addr.into())?;
     socket.set_nonblocking(true)?;
+    if rx_timestamps_wanted() {
+        if let Err(e) = linux::enable_rx_timestamps(socket.as_raw_fd()) {
+            tracing::warn!(error = %e, "no kernel receive timestamps (SO_TIMESTAMPNS)");
+        }
+    }
     Ok(socket.into())
+}
+
+/// Kernel receive timestamps are on unless `UDT_RX_TIMESTAMPS=0` is set in the environment
+/// (a diagnostic switch, to compare the estimators with and without them).
+fn rx_timestamps_wanted() -> bool {
+    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WANTED.get_or_init(|| std::env::var_os("UDT_RX_TIMESTAMPS").is_none_or(|v| v != "0"))
 }
 
 fn raise_buffers(socket: &Socket, opts: &UdpOptions) {
