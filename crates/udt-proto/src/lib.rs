@@ -20,6 +20,7 @@ pub mod estimate;
 pub mod fuzzing;
 pub mod handshake;
 pub mod loss_list;
+pub mod pacer;
 pub mod recv_buffer;
 pub mod send_buffer;
 pub mod seq;

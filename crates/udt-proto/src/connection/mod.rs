@@ -34,6 +34,7 @@ use crate::congestion::{Controller, ControllerInit, SYN};
 use crate::estimate::{ArrivalSpeed, LinkCapacity, PeerRates, RttEstimator};
 use crate::handshake::{Connector, Negotiated};
 use crate::loss_list::{ReceiverLossList, SenderLossList};
+use crate::pacer::Pacer;
 use crate::recv_buffer::{self, RecvBuffer};
 use crate::send_buffer::{SendBuffer, SendBufferError};
 use crate::seq::{AckNumber, SeqNumber, SocketId};
@@ -118,8 +119,8 @@ struct SendState {
     flow_window: u32,
     /// Smoothed receiver reports (A and B).
     peer_rates: PeerRates,
-    /// Earliest time the next data packet may leave.
-    next_send: Instant,
+    /// When the next data packet may leave.
+    pacer: Pacer,
     /// The last packet sent opened a probe pair: the next one is its partner.
     probe_partner_due: bool,
     /// No data before this time unless the peer is heard from first (see `hold_first_data`).
@@ -251,7 +252,7 @@ impl Connection {
                 curr_seq: isn.prev(),
                 flow_window: 16,
                 peer_rates: PeerRates::new(),
-                next_send: now,
+                pacer: Pacer::new(now),
                 probe_partner_due: false,
                 hold_until: None,
                 busy_since: None,
@@ -299,7 +300,7 @@ impl Connection {
         self.snd.curr_seq = n.send_isn.prev();
         self.snd.flow_window = n.peer_window.max(2);
         self.snd.loss = SenderLossList::new(n.peer_window.max(16).saturating_mul(2));
-        self.snd.next_send = now;
+        self.snd.pacer = Pacer::new(now);
         let mode = match self.config.mode {
             Mode::Stream => recv_buffer::Mode::Stream,
             Mode::Message => recv_buffer::Mode::Message,

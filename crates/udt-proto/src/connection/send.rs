@@ -2,22 +2,16 @@
 //!
 //! Order (4.11 §6.2): retransmissions from the sender loss list first (they ignore the window),
 //! then new data while the packets in flight stay within min(flow window, congestion window).
-//! Packets leave one `send_period` apart, except that every new packet whose sequence number is
-//! a multiple of 16 is followed at once by the next one: the back-to-back pair the receiver
-//! times to estimate link capacity.
-
-use std::time::Duration;
+//! Packets leave one `send_period` apart (kept by the [`Pacer`](crate::pacer::Pacer) even when
+//! the runtime wakes late), except that every new packet whose sequence number is a multiple
+//! of 16 is followed at once by the next one: the back-to-back pair the receiver times to
+//! estimate link capacity.
 
 use super::{Connection, State};
 use crate::congestion::SentInfo;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
 use crate::wire::{Boundary, ControlBody, DataRepr, Packet};
-
-/// How far behind schedule pacing may fall before the schedule is reset to now. A runtime
-/// woken a little late may catch up with a short burst (this lets it batch), but an idle
-/// connection does not earn a burst of its whole idle time.
-const PACING_SLACK: Duration = Duration::from_micros(500);
 
 impl Connection {
     /// Emit the next data packet into `buf` if one is due; false if none is.
@@ -36,6 +30,8 @@ impl Connection {
             self.snd.curr_seq = seq;
             return true;
         }
+        // Due, but nothing to send: lateness owed so far is forgiven.
+        self.snd.pacer.on_idle(now);
         false
     }
 
@@ -50,9 +46,10 @@ impl Connection {
 
     /// The pacing slot, or the end of the start-up hold if later.
     fn earliest_send(&self) -> Instant {
+        let slot = self.snd.pacer.earliest();
         match self.snd.hold_until {
-            Some(hold) => hold.max(self.snd.next_send),
-            None => self.snd.next_send,
+            Some(hold) => hold.max(slot),
+            None => slot,
         }
     }
 
@@ -140,16 +137,14 @@ impl Connection {
     /// push the average rate 1/16 above what the controller asked for (4.11 sends 17 packets
     /// per 16 periods, which on a path paced just below capacity overfills the queue).
     fn schedule_next(&mut self, now: Instant, seq: SeqNumber, retransmit: bool) {
-        if !retransmit && seq.value() & 0xF == 0 {
+        let slots = if !retransmit && seq.value() & 0xF == 0 {
             self.snd.probe_partner_due = true;
-            return;
-        }
-        let slots = if std::mem::take(&mut self.snd.probe_partner_due) {
+            0
+        } else if std::mem::take(&mut self.snd.probe_partner_due) {
             2
         } else {
             1
         };
-        let base = self.snd.next_send.max(now.saturating_sub(PACING_SLACK));
-        self.snd.next_send = base + self.send_period * slots;
+        self.snd.pacer.on_sent(now, self.send_period, slots);
     }
 }
