@@ -10,6 +10,8 @@
 // message_byte(k, i). The Rust side (udt_interop::pattern) computes the same functions, so
 // every byte is checked without shipping checksums around.
 //
+// Stream transfers also report the SHA-256 of the bytes sent / received ("sha256").
+//
 // Output: exactly one JSON object per line on stdout. A server first prints
 // {"event":"listening","port":P}; every program ends with one result line
 // {"event":"result",...,"ok":true|false}. Exit status 0 = ok, 1 = transfer failed,
@@ -31,6 +33,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "sha256.h"
 
 // ---- deterministic data ---------------------------------------------------------------
 
@@ -204,6 +208,7 @@ struct Result {
     int min_size = 0, max_size = 0;
     long long out_of_order = 0;
     long long missing = 0;       // --allow-drops: messages that never arrived (TTL expired)
+    Sha256 sha;                  // stream: digest of every byte sent / received (not --bench)
     UDT::TRACEINFO perf{};
 };
 
@@ -225,6 +230,7 @@ static inline void recv_stream(UDTSOCKET s, const Options& o, Result& r) {
             r.peer_closed = o.bytes < 0 && UDT::getlasterror_code() != CUDTException::ETIMEOUT;
             break;
         }
+        if (!o.bench) r.sha.update(buf.data(), n);
         for (int i = 0; !o.bench && i < n; ++i) {
             if ((uint8_t)buf[i] != pattern_byte(r.bytes + i) && r.bad_offset < 0) {
                 r.bad_offset = r.bytes + i;
@@ -275,6 +281,7 @@ static inline void send_stream(UDTSOCKET s, const Options& o, Result& r) {
             off += n;
             r.bytes += n;
         }
+        if (!o.bench) r.sha.update(buf.data(), want);
     }
     wait_send_drained(s, o);
     UDT::perfmon(s, &r.perf, false);
@@ -398,7 +405,7 @@ static inline void run_transfer(UDTSOCKET s, const Options& o, Result& r) {
     }
 }
 
-static inline void print_result(const Options& o, const Result& r) {
+static inline void print_result(const Options& o, Result& r) {
     double mbps = r.seconds > 0 ? r.bytes * 8.0 / r.seconds / 1e6 : 0;
     std::printf(
         "{\"event\":\"result\",\"role\":\"%s\",\"mode\":\"%s\",\"dir\":\"%s\",\"ok\":%s,"
@@ -406,12 +413,12 @@ static inline void print_result(const Options& o, const Result& r) {
         "\"bad_offset\":%lld,\"min_size\":%d,\"max_size\":%d,\"out_of_order\":%lld,"
         "\"missing\":%lld,"
         "\"cpu_user\":%.3f,\"cpu_sys\":%.3f,\"retrans\":%d,\"sent_pkts\":%lld,"
-        "\"recv_pkts\":%lld,\"rtt_ms\":%.3f,\"end\":\"%s\"}\n",
+        "\"recv_pkts\":%lld,\"rtt_ms\":%.3f,\"sha256\":\"%s\",\"end\":\"%s\"}\n",
         r.role, o.dgram ? "dgram" : "stream", o.send ? "send" : "recv", r.ok ? "true" : "false",
         r.bytes, r.msgs, r.seconds, mbps, r.peer_closed ? "true" : "false", r.bad_offset,
         r.min_size, r.max_size, r.out_of_order, r.missing, cpu_s(true), cpu_s(false),
         r.perf.pktRetransTotal, (long long)r.perf.pktSentTotal, (long long)r.perf.pktRecvTotal,
-        r.perf.msRTT, r.end.c_str());
+        r.perf.msRTT, o.dgram || o.bench ? "" : r.sha.hex().c_str(), r.end.c_str());
     std::fflush(stdout);
 }
 

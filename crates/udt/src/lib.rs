@@ -34,6 +34,7 @@
 //! ```
 
 pub mod blocking;
+pub mod classic;
 mod driver;
 mod error;
 mod mux;
