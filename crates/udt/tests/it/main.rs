@@ -1,6 +1,7 @@
 //! Runtime tests over real loopback sockets: one integration binary (see `shared/style.md`).
 
 mod errors;
+mod interop;
 mod loopback;
 mod many;
 
