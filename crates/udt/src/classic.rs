@@ -153,7 +153,11 @@ fn read_name(stream: &mut UdtStream) -> io::Result<Result<String, String>> {
     let len = i32::from_ne_bytes(len);
     let len = match usize::try_from(len) {
         Ok(n) if (1..=MAX_NAME_BYTES).contains(&n) => n,
-        _ => return Ok(Err(format!("name length {len} outside 1..={MAX_NAME_BYTES}"))),
+        _ => {
+            return Ok(Err(format!(
+                "name length {len} outside 1..={MAX_NAME_BYTES}"
+            )))
+        }
     };
     let mut name = vec![0u8; len];
     stream.read_exact(&mut name)?;
@@ -205,7 +209,9 @@ fn copy_exact(file: &mut File, stream: &mut UdtStream, size: u64) -> io::Result<
     let mut buf = vec![0u8; CHUNK_BYTES];
     let mut sent = 0u64;
     while sent < size {
-        let want = buf.len().min(usize::try_from(size - sent).unwrap_or(usize::MAX));
+        let want = buf
+            .len()
+            .min(usize::try_from(size - sent).unwrap_or(usize::MAX));
         let n = file.read(&mut buf[..want])?;
         if n == 0 {
             return Err(io::Error::new(

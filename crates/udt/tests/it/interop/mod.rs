@@ -76,7 +76,9 @@ fn send_pattern(s: &mut UdtStream, total: u64) -> io::Result<(String, Duration)>
     let mut buf = vec![0u8; 1 << 20];
     let mut sent = 0u64;
     while sent < total {
-        let n = buf.len().min(usize::try_from(total - sent).unwrap_or(usize::MAX));
+        let n = buf
+            .len()
+            .min(usize::try_from(total - sent).unwrap_or(usize::MAX));
         pattern::fill_stream(sent, &mut buf[..n]);
         sha.update(&buf[..n]);
         s.write_all(&buf[..n])?;
@@ -116,7 +118,9 @@ fn pattern_sha256(total: u64) -> String {
     let mut buf = vec![0u8; 1 << 20];
     let mut at = 0u64;
     while at < total {
-        let n = buf.len().min(usize::try_from(total - at).unwrap_or(usize::MAX));
+        let n = buf
+            .len()
+            .min(usize::try_from(total - at).unwrap_or(usize::MAX));
         pattern::fill_stream(at, &mut buf[..n]);
         sha.update(&buf[..n]);
         at += n as u64;

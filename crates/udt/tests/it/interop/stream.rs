@@ -27,7 +27,11 @@ fn our_client_streams_to_libudt_server() {
     );
     assert_ok(&r);
     assert_eq!(r.int("bytes"), Some(total as i64));
-    assert_eq!(r.bool("peer_closed"), Some(true), "libudt did not see our close");
+    assert_eq!(
+        r.bool("peer_closed"),
+        Some(true),
+        "libudt did not see our close"
+    );
     assert_eq!(r.str("sha256"), Some(sha.as_str()), "SHA-256 differs");
 }
 
@@ -62,9 +66,16 @@ fn our_listener_streams_to_libudt_client() {
     let (sha, took) = send_pattern(&mut s, SMALL).expect("send");
     s.close().expect("graceful close against libudt");
     let r = cli.result(RESULT_WAIT);
-    println!("ours (server) -> libudt: {SMALL} B in {took:.2?}; libudt: {}", r.0);
+    println!(
+        "ours (server) -> libudt: {SMALL} B in {took:.2?}; libudt: {}",
+        r.0
+    );
     assert_ok(&r);
-    assert_eq!(r.bool("peer_closed"), Some(true), "libudt did not see our close");
+    assert_eq!(
+        r.bool("peer_closed"),
+        Some(true),
+        "libudt did not see our close"
+    );
     assert_eq!(r.str("sha256"), Some(sha.as_str()));
 }
 
@@ -75,7 +86,10 @@ fn libudt_server_streams_to_our_client() {
     c.set_read_timeout(Some(PATIENCE)).unwrap();
     let (got, sha, took) = recv_pattern(&mut c).expect("receive");
     let r = srv.result(RESULT_WAIT);
-    println!("libudt (server) -> ours: {got} B in {took:.2?}; libudt: {}", r.0);
+    println!(
+        "libudt (server) -> ours: {got} B in {took:.2?}; libudt: {}",
+        r.0
+    );
     assert_eq!(got, SMALL, "end of stream came early");
     assert_ok(&r);
     assert_eq!(r.str("sha256"), Some(sha.as_str()));
@@ -108,7 +122,10 @@ fn rendezvous_we_send_to_libudt() {
     let (sha, took) = send_pattern(&mut s, SMALL).expect("send");
     s.close().expect("close");
     let r = cli.result(RESULT_WAIT);
-    println!("rendezvous ours -> libudt: {SMALL} B in {took:.2?}; libudt: {}", r.0);
+    println!(
+        "rendezvous ours -> libudt: {SMALL} B in {took:.2?}; libudt: {}",
+        r.0
+    );
     assert_ok(&r);
     assert_eq!(r.bool("peer_closed"), Some(true));
     assert_eq!(r.str("sha256"), Some(sha.as_str()));
@@ -120,7 +137,10 @@ fn rendezvous_libudt_sends_to_us() {
     s.set_read_timeout(Some(PATIENCE)).unwrap();
     let (got, sha, took) = recv_pattern(&mut s).expect("receive");
     let r = cli.result(RESULT_WAIT);
-    println!("rendezvous libudt -> ours: {got} B in {took:.2?}; libudt: {}", r.0);
+    println!(
+        "rendezvous libudt -> ours: {got} B in {took:.2?}; libudt: {}",
+        r.0
+    );
     assert_eq!(got, SMALL);
     assert_ok(&r);
     assert_eq!(r.str("sha256"), Some(sha.as_str()));
