@@ -10,6 +10,8 @@
 // message_byte(k, i). The Rust side (udt_interop::pattern) computes the same functions, so
 // every byte is checked without shipping checksums around.
 //
+// Stream transfers also report the SHA-256 of the bytes sent / received ("sha256").
+//
 // Output: exactly one JSON object per line on stdout. A server first prints
 // {"event":"listening","port":P}; every program ends with one result line
 // {"event":"result",...,"ok":true|false}. Exit status 0 = ok, 1 = transfer failed,
@@ -31,6 +33,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "sha256.h"
 
 // ---- deterministic data ---------------------------------------------------------------
 
@@ -69,6 +73,8 @@ struct Options {
     int timeout_ms = -1;      // --timeout-ms: UDT_RCVTIMEO/UDT_SNDTIMEO (-1: none, 4.11's default)
     long long maxbw = -1;     // --maxbw B: UDT_MAXBW, bytes/s
     int close_delay_ms = 0;   // --close-delay-ms: pause between last ack and close()
+    bool bench = false;       // --bench: sender reuses one buffer, receiver skips the checks
+    bool allow_drops = false; // --allow-drops: message receiver accepts expired (missing) ones
 };
 
 [[noreturn]] static inline void usage(const char* prog, const char* why) {
@@ -77,7 +83,8 @@ struct Options {
                  "usage: %s [--port P | --connect HOST:PORT [--rendezvous LOCALPORT]]\n"
                  "  [--mode stream|dgram] [--send|--recv] [--bytes N] [--seconds S]\n"
                  "  [--msgs N] [--max-msg N] [--ttl MS] [--unordered] [--mss N]\n"
-                 "  [--timeout-ms MS] [--maxbw BYTES_PER_S] [--close-delay-ms MS]\n",
+                 "  [--timeout-ms MS] [--maxbw BYTES_PER_S] [--close-delay-ms MS]\n"
+                 "  [--bench] [--allow-drops]\n",
                  prog, why, prog);
     std::exit(2);
 }
@@ -107,6 +114,8 @@ static inline Options parse_options(int argc, char** argv) {
         else if (a == "--timeout-ms") o.timeout_ms = std::atoi(value().c_str());
         else if (a == "--maxbw") o.maxbw = std::atoll(value().c_str());
         else if (a == "--close-delay-ms") o.close_delay_ms = std::atoi(value().c_str());
+        else if (a == "--bench") o.bench = true;
+        else if (a == "--allow-drops") o.allow_drops = true;
         else if (a == "--rendezvous") {
             o.rendezvous = true;
             o.port = std::atoi(value().c_str());
@@ -198,6 +207,8 @@ struct Result {
     long long bad_offset = -1;   // first mismatching byte / message index
     int min_size = 0, max_size = 0;
     long long out_of_order = 0;
+    long long missing = 0;       // --allow-drops: messages that never arrived (TTL expired)
+    Sha256 sha;                  // stream: digest of every byte sent / received (not --bench)
     UDT::TRACEINFO perf{};
 };
 
@@ -219,7 +230,8 @@ static inline void recv_stream(UDTSOCKET s, const Options& o, Result& r) {
             r.peer_closed = o.bytes < 0 && UDT::getlasterror_code() != CUDTException::ETIMEOUT;
             break;
         }
-        for (int i = 0; i < n; ++i) {
+        if (!o.bench) r.sha.update(buf.data(), n);
+        for (int i = 0; !o.bench && i < n; ++i) {
             if ((uint8_t)buf[i] != pattern_byte(r.bytes + i) && r.bad_offset < 0) {
                 r.bad_offset = r.bytes + i;
                 r.ok = false;
@@ -254,7 +266,9 @@ static inline void send_stream(UDTSOCKET s, const Options& o, Result& r) {
             want = std::min(want, std::max(0LL, o.bytes) - r.bytes);
             if (want == 0) break;
         }
-        for (long long i = 0; i < want; ++i) buf[i] = (char)pattern_byte(r.bytes + i);
+        // --bench: the pattern of offset 0 is sent over and over (the receiver must not check).
+        if (!o.bench || r.bytes == 0)
+            for (long long i = 0; i < want; ++i) buf[i] = (char)pattern_byte(r.bytes + i);
         int off = 0;
         while (off < want) {
             int n = UDT::send(s, buf.data() + off, (int)(want - off), 0);
@@ -267,6 +281,7 @@ static inline void send_stream(UDTSOCKET s, const Options& o, Result& r) {
             off += n;
             r.bytes += n;
         }
+        if (!o.bench) r.sha.update(buf.data(), want);
     }
     wait_send_drained(s, o);
     UDT::perfmon(s, &r.perf, false);
@@ -324,7 +339,10 @@ static inline void send_dgram(UDTSOCKET s, const Options& o, Result& r) {
         uint64_t k64 = k;
         std::memcpy(buf.data(), &k64, 8);
         for (int i = 8; i < n; ++i) buf[i] = (char)message_byte(k, i);
-        if (UDT::sendmsg(s, buf.data(), n, o.ttl_ms, o.inorder) == UDT::ERROR) {
+        // The last message never expires, so a receiver that tolerates drops can tell the
+        // connection survived them (--allow-drops requires it).
+        int ttl = k == o.msgs - 1 ? -1 : o.ttl_ms;
+        if (UDT::sendmsg(s, buf.data(), n, ttl, o.inorder) == UDT::ERROR) {
             r.end = udt_error();
             r.ok = false;
             break;
@@ -341,9 +359,45 @@ static inline void send_dgram(UDTSOCKET s, const Options& o, Result& r) {
     r.seconds = now_s() - t0;
 }
 
+// Message receiver with --allow-drops (the sender's TTL may expire some): read until the
+// peer closes; every message that arrives must be whole and correct, none twice, and the
+// last one (sent without TTL) must be among them.
+static inline void recv_dgram_lossy(UDTSOCKET s, const Options& o, Result& r) {
+    std::vector<char> buf(std::max(o.max_msg, 8) + 1);
+    std::vector<bool> seen(o.msgs, false);
+    double t0 = now_s();
+    for (;;) {
+        int n = UDT::recvmsg(s, buf.data(), (int)buf.size());
+        if (n == UDT::ERROR) {
+            r.end = udt_error();
+            r.peer_closed = UDT::getlasterror_code() != CUDTException::ETIMEOUT;
+            break;
+        }
+        uint64_t k = 0;
+        if (n >= 8) std::memcpy(&k, buf.data(), 8);  // little-endian host assumed (x86)
+        bool good = n >= 8 && k < (uint64_t)o.msgs && n == message_size(k, o.max_msg) && !seen[k];
+        for (int i = 8; good && i < n; ++i) good = (uint8_t)buf[i] == message_byte(k, i);
+        if (!good) {
+            if (r.bad_offset < 0) r.bad_offset = r.msgs;
+            r.ok = false;
+            continue;
+        }
+        seen[k] = true;
+        r.min_size = r.msgs == 0 ? n : std::min(r.min_size, n);
+        r.max_size = std::max(r.max_size, n);
+        r.bytes += n;
+        r.msgs++;
+    }
+    r.seconds = now_s() - t0;
+    UDT::perfmon(s, &r.perf);
+    r.missing = o.msgs - r.msgs;
+    if (o.msgs == 0 || !seen[o.msgs - 1] || !r.peer_closed) r.ok = false;
+}
+
 static inline void run_transfer(UDTSOCKET s, const Options& o, Result& r) {
     if (o.dgram) {
         if (o.send) send_dgram(s, o, r);
+        else if (o.allow_drops) recv_dgram_lossy(s, o, r);
         else recv_dgram(s, o, r);
     } else {
         if (o.send) send_stream(s, o, r);
@@ -351,19 +405,20 @@ static inline void run_transfer(UDTSOCKET s, const Options& o, Result& r) {
     }
 }
 
-static inline void print_result(const Options& o, const Result& r) {
+static inline void print_result(const Options& o, Result& r) {
     double mbps = r.seconds > 0 ? r.bytes * 8.0 / r.seconds / 1e6 : 0;
     std::printf(
         "{\"event\":\"result\",\"role\":\"%s\",\"mode\":\"%s\",\"dir\":\"%s\",\"ok\":%s,"
         "\"bytes\":%lld,\"msgs\":%lld,\"seconds\":%.6f,\"mbps\":%.1f,\"peer_closed\":%s,"
         "\"bad_offset\":%lld,\"min_size\":%d,\"max_size\":%d,\"out_of_order\":%lld,"
+        "\"missing\":%lld,"
         "\"cpu_user\":%.3f,\"cpu_sys\":%.3f,\"retrans\":%d,\"sent_pkts\":%lld,"
-        "\"recv_pkts\":%lld,\"rtt_ms\":%.3f,\"end\":\"%s\"}\n",
+        "\"recv_pkts\":%lld,\"rtt_ms\":%.3f,\"sha256\":\"%s\",\"end\":\"%s\"}\n",
         r.role, o.dgram ? "dgram" : "stream", o.send ? "send" : "recv", r.ok ? "true" : "false",
         r.bytes, r.msgs, r.seconds, mbps, r.peer_closed ? "true" : "false", r.bad_offset,
-        r.min_size, r.max_size, r.out_of_order, cpu_s(true), cpu_s(false),
+        r.min_size, r.max_size, r.out_of_order, r.missing, cpu_s(true), cpu_s(false),
         r.perf.pktRetransTotal, (long long)r.perf.pktSentTotal, (long long)r.perf.pktRecvTotal,
-        r.perf.msRTT, r.end.c_str());
+        r.perf.msRTT, o.dgram || o.bench ? "" : r.sha.hex().c_str(), r.end.c_str());
     std::fflush(stdout);
 }
 

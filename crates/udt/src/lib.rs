@@ -41,6 +41,7 @@
 //! ```
 
 pub mod blocking;
+pub mod classic;
 mod driver;
 mod error;
 mod mux;

@@ -2,6 +2,7 @@
 
 mod api;
 mod errors;
+mod interop;
 mod loopback;
 mod many;
 mod options;

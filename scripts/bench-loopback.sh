@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Loopback benchmark, memory to memory: ours->ours (release), libudt->libudt (interop/ peers)
+# and kernel TCP; goodput and CPU seconds per GiB for sender and receiver (each end is its own
+# process, CPU from its getrusage). Then small-transfer completion times (1 MB and one packet)
+# for ours and libudt. Medians of REPS runs; results go to BENCHMARKS.md by hand.
+#
+#   scripts/bench-loopback.sh [SECONDS=20] [REPS=3]
+#
+# Each timed run holds /tmp/udt-bench.lock (flock), as other benchmarks on this machine do.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECS=${1:-20}
+REPS=${2:-3}
+TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
+LOCK=/tmp/udt-bench.lock
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+
+cargo build --release -q -p udt --example bench_peer
+make -s -C interop INTEROP_OUT="$TARGET/interop"
+BP="$TARGET/release/examples/bench_peer"
+PEERS="$TARGET/interop"
+
+# pair NAME 'RECEIVER CMD' 'SENDER CMD (gets --connect 127.0.0.1:PORT appended)'
+pair() {
+  local name=$1 recv=$2 send=$3 i=$4
+  exec 9>"$LOCK"
+  flock 9
+  $recv >"$OUT/$name.$i.recv" 2>/dev/null &
+  local rpid=$!
+  for _ in $(seq 100); do grep -q listening "$OUT/$name.$i.recv" 2>/dev/null && break; sleep 0.05; done
+  local port
+  port=$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$OUT/$name.$i.recv" | head -1)
+  $send --connect "127.0.0.1:$port" >"$OUT/$name.$i.send" 2>/dev/null
+  wait "$rpid" || true
+  flock -u 9
+  echo "$name run $i: $(grep result "$OUT/$name.$i.send" | head -c 300)" >&2
+}
+
+for i in $(seq "$REPS"); do
+  pair ours "$BP udt recv" "$BP udt send --seconds $SECS" "$i"
+  pair libudt "$PEERS/udt_server --recv --bench" "$PEERS/udt_client --send --bench --seconds $SECS" "$i"
+  pair tcp "$BP tcp recv" "$BP tcp send --seconds $SECS" "$i"
+done
+
+# Small transfers: ours (20 fresh connections each, median inside), libudt (REPS x 5 runs).
+exec 9>"$LOCK"
+flock 9
+for bytes in 1048576 1456; do
+  "$BP" udt small --bytes "$bytes" --reps 20 >"$OUT/small-ours-$bytes"
+  for i in $(seq $((REPS * 5))); do
+    "$PEERS/udt_server" --recv --bytes "$bytes" >"$OUT/small-lib-$bytes-$i.recv" &
+    sleep 0.2
+    port=$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$OUT/small-lib-$bytes-$i.recv" | head -1)
+    "$PEERS/udt_client" --connect "127.0.0.1:$port" --send --bytes "$bytes" \
+      >"$OUT/small-lib-$bytes-$i.send"
+    wait || true
+  done
+done
+flock -u 9
+
+python3 - "$OUT" "$REPS" <<'PY'
+import glob, json, statistics, sys
+out, reps = sys.argv[1], int(sys.argv[2])
+def result(path):
+    for line in open(path):
+        j = json.loads(line)
+        if j.get("event") == "result":
+            return j
+    return None
+print(f"| pair | goodput Gbit/s | sender CPU-s/GiB | receiver CPU-s/GiB | runs |")
+print(f"|---|---|---|---|---|")
+for name, label in [("ours", "ours -> ours"), ("libudt", "libudt -> libudt"), ("tcp", "kernel TCP")]:
+    g, sc, rc = [], [], []
+    for i in range(1, reps + 1):
+        s, r = result(f"{out}/{name}.{i}.send"), result(f"{out}/{name}.{i}.recv")
+        if not s or not r:
+            continue
+        gib = s["bytes"] / 2**30
+        g.append(s["bytes"] * 8 / s["seconds"] / 1e9)
+        sc.append((s["cpu_user"] + s["cpu_sys"]) / gib)
+        rc.append((r["cpu_user"] + r["cpu_sys"]) / gib)
+    if g:
+        runs = ", ".join(f"{x:.2f}" for x in g)
+        print(f"| {label} | {statistics.median(g):.2f} | {statistics.median(sc):.2f} "
+              f"| {statistics.median(rc):.2f} | {runs} |")
+print()
+for b in (1048576, 1456):
+    ours = json.loads(open(f"{out}/small-ours-{b}").read().strip().splitlines()[-1])
+    lib = [result(p)["seconds"] * 1e3 for p in glob.glob(f"{out}/small-lib-{b}-*.send") if result(p)]
+    print(f"{b} B: ours median {ours['median_ms']:.2f} ms (min {ours['min_ms']:.2f}, "
+          f"max {ours['max_ms']:.2f}, connect {ours['connect_median_ms']:.2f}); "
+          f"libudt median {statistics.median(lib):.1f} ms over {len(lib)} runs")
+PY
