@@ -275,7 +275,10 @@ impl Endpoint {
             return None;
         }
         let mode = self.listener.as_ref().map_or(Mode::Stream, |c| c.mode);
-        if hs.version != UDT_VERSION || Mode::from_socket_type(hs.socket_type) != Some(mode) {
+        if hs.version != UDT_VERSION
+            || Mode::from_socket_type(hs.socket_type) != Some(mode)
+            || !handshake::mss_is_valid(hs.mss)
+        {
             self.stats.rejected += 1;
             let reply = handshake::rejection(&hs);
             return Some(DatagramEvent::Response(respond(

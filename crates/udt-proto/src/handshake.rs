@@ -14,6 +14,7 @@ use std::hash::{Hash, Hasher};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
+use crate::config::{MAX_MSS, MIN_MSS};
 use crate::seq::{SeqNumber, SocketId};
 use crate::time::Instant;
 use crate::wire::{peer_ip_words, HandshakeRepr, ReqType, SocketType};
@@ -199,7 +200,10 @@ impl Connector {
         if hs.req_type == ReqType::REJECTED {
             return Progress::Failed(HandshakeFailure::Rejected);
         }
-        if hs.req_type != ReqType::RESPONSE || hs.socket_id == SocketId::NONE {
+        if hs.req_type != ReqType::RESPONSE
+            || hs.socket_id == SocketId::NONE
+            || !mss_is_valid(hs.mss)
+        {
             return Progress::Ignored;
         }
         // UDT4: a blocking 4.11 client aborts when the ISN is not its own (ESECFAIL).
@@ -223,7 +227,7 @@ impl Connector {
         if hs.req_type == ReqType::REGULAR || hs.req_type == ReqType::REJECTED {
             return Progress::Ignored;
         }
-        if hs.socket_id == SocketId::NONE {
+        if hs.socket_id == SocketId::NONE || !mss_is_valid(hs.mss) {
             return Progress::Ignored;
         }
         self.peer_id = hs.socket_id;
@@ -262,6 +266,13 @@ impl Connector {
     pub fn request_repr(&self) -> &HandshakeRepr {
         &self.request
     }
+}
+
+/// Whether a handshake's MSS is one a connection can run with: room for the IP/UDP and UDT
+/// headers and a 48-byte handshake body (4.11's minimum, 76), at most a UDP datagram.
+/// Anything else from the network is refused rather than trusted into size arithmetic.
+pub fn mss_is_valid(mss: u32) -> bool {
+    (MIN_MSS..=MAX_MSS).contains(&mss)
 }
 
 /// The listener's step-2 reply: the request echoed with the cookie filled in.

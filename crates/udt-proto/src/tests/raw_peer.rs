@@ -513,3 +513,63 @@ fn caller_announces_itself_after_connecting() {
     raw.feed_control(ControlBody::Handshake(response));
     assert_eq!(raw.controls(), vec![ControlBody::KeepAlive]);
 }
+
+/// Hostile handshakes: an MSS too small for the headers must not reach size arithmetic.
+#[test]
+fn tiny_or_huge_mss_in_a_handshake_is_refused() {
+    for mss in [0u32, 43, 75, 65_536, u32::MAX] {
+        // As a client: a response carrying it is ignored.
+        let mut ep = Endpoint::new(1);
+        let now = Instant::from_micros(1_000);
+        let conn = ep
+            .connect(now, peer(), ConnectionConfig::default())
+            .unwrap();
+        let mut raw = Raw { now, conn };
+        let mut hs = raw.handshakes().remove(0);
+        hs.cookie = 1;
+        raw.feed_control(ControlBody::Handshake(hs));
+        let mut response = raw.handshakes().remove(0);
+        response.socket_id = PEER_ID;
+        response.mss = mss;
+        raw.feed_control(ControlBody::Handshake(response));
+        assert_eq!(raw.conn.state(), State::Connecting, "mss {mss}");
+
+        // As a listener: a request carrying it is rejected with 1002.
+        let mut ep = Endpoint::new(3);
+        ep.listen(ConnectionConfig::default());
+        let mut request = crate::handshake::Connector::request(
+            SocketType::STREAM,
+            SeqNumber::new(1),
+            mss,
+            64,
+            PEER_ID,
+            us().ip(),
+            false,
+        );
+        let mut buf = Vec::new();
+        let mut bytes = Vec::new();
+        Packet::Control(ControlRepr {
+            timestamp: Timestamp(0),
+            dst: SocketId::NONE,
+            body: ControlBody::Handshake(request),
+        })
+        .emit(&mut bytes);
+        ep.handle(now, peer(), &bytes, &mut buf);
+        let (_, echo) = first_handshake(&buf);
+        request.req_type = ReqType::RESPONSE;
+        request.cookie = echo.cookie;
+        bytes.clear();
+        buf.clear();
+        Packet::Control(ControlRepr {
+            timestamp: Timestamp(0),
+            dst: SocketId::NONE,
+            body: ControlBody::Handshake(request),
+        })
+        .emit(&mut bytes);
+        let Some(DatagramEvent::Response(_)) = ep.handle(now, peer(), &bytes, &mut buf) else {
+            panic!("mss {mss}: not refused");
+        };
+        assert_eq!(first_handshake(&buf).1.req_type, ReqType::REJECTED);
+        assert_eq!(ep.connection_count(), 0);
+    }
+}
