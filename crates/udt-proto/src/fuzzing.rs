@@ -12,6 +12,7 @@ use crate::wire::{self, ControlBody, LossListIter, Packet};
 
 mod congestion_ops;
 mod connection;
+mod handshake;
 mod input;
 mod nak_loss_list;
 #[cfg(test)]
@@ -19,6 +20,7 @@ mod tests;
 
 pub use congestion_ops::congestion_ops;
 pub use connection::connection;
+pub use handshake::handshake;
 pub use nak_loss_list::nak_loss_list;
 
 /// The wire codec is total and self-consistent on arbitrary bytes:

@@ -8,6 +8,11 @@ use super::*;
 
 proptest! {
     #[test]
+    fn handshake_on_random_bytes(data in vec(any::<u8>(), 0..2_000)) {
+        handshake(&data);
+    }
+
+    #[test]
     fn congestion_ops_on_random_bytes(data in vec(any::<u8>(), 0..3_000)) {
         congestion_ops(&data);
     }
@@ -91,8 +96,9 @@ proptest! {
 fn seed_corpora_replay() {
     let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
     type Body = fn(&[u8]);
-    let bodies: [(&str, Body); 4] = [
+    let bodies: [(&str, Body); 5] = [
         ("connection", connection),
+        ("handshake", handshake),
         ("wire_packet", wire_packet),
         ("nak_loss_list", nak_loss_list),
         ("congestion_ops", congestion_ops),
