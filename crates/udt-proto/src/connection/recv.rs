@@ -14,9 +14,7 @@ use crate::send_buffer::PacketMeta;
 use crate::seq::AckNumber;
 use crate::time::Instant;
 use crate::timers::Timer;
-use crate::wire::{
-    AckDetails, AckRates, AckRepr, Boundary, ControlBody, DataRepr, NakRepr, SeqRange,
-};
+use crate::wire::{AckDetails, AckRates, AckRepr, ControlBody, DataRepr, NakRepr, SeqRange};
 
 /// Light ACK cadence in packets (4.11).
 const LIGHT_ACK_PKTS: u32 = 64;
@@ -56,8 +54,8 @@ impl Connection {
     fn accept_data(&mut self, now: Instant, d: &DataRepr<'_>) -> bool {
         let meta = PacketMeta {
             msg: d.msg,
-            first: matches!(d.boundary, Boundary::First | Boundary::Solo),
-            last: matches!(d.boundary, Boundary::Last | Boundary::Solo),
+            first: d.boundary.is_first(),
+            last: d.boundary.is_last(),
             in_order: d.in_order,
         };
         match self.rcv.buffer.insert(d.seq, meta, d.payload) {

@@ -103,12 +103,7 @@ impl Connection {
         let len = payload.len();
         let repr = DataRepr {
             seq,
-            boundary: match (meta.first, meta.last) {
-                (true, true) => Boundary::Solo,
-                (true, false) => Boundary::First,
-                (false, true) => Boundary::Last,
-                (false, false) => Boundary::Middle,
-            },
+            boundary: Boundary::new(meta.first, meta.last),
             in_order: meta.in_order,
             msg: meta.msg,
             timestamp,

@@ -43,6 +43,12 @@ impl Boundary {
         }
     }
 
+    /// The boundary of a packet that starts and/or ends its message (the inverse of
+    /// [`Self::is_first`] and [`Self::is_last`]).
+    pub const fn new(first: bool, last: bool) -> Self {
+        Self::from_bits(((first as u32) << 1) | last as u32)
+    }
+
     /// Whether this packet starts a message (`First` or `Solo`).
     pub const fn is_first(self) -> bool {
         matches!(self, Self::First | Self::Solo)

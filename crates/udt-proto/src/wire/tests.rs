@@ -788,3 +788,15 @@ fn timestamp_truncates_to_32_bits() {
     assert_eq!(Timestamp::since(opened, now), Timestamp(5));
     assert_eq!(Timestamp::since(now, opened), Timestamp(0));
 }
+
+#[test]
+fn boundary_new_inverts_first_and_last() {
+    for b in [
+        Boundary::Middle,
+        Boundary::Last,
+        Boundary::First,
+        Boundary::Solo,
+    ] {
+        assert_eq!(Boundary::new(b.is_first(), b.is_last()), b);
+    }
+}
