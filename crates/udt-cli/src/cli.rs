@@ -1,0 +1,30 @@
+//! The command line: `udt cp | serve | perf | lab`, one `Args` struct per command in `cmd/`.
+
+use clap::{Parser, Subcommand};
+
+use crate::cmd;
+
+/// Fast file transfer and measurement over UDT (UDP-based Data Transfer), wire-compatible
+/// with libudt 4.11.
+///
+/// Exit codes: 0 success, 1 the transfer or test failed, 2 bad usage.
+#[derive(Debug, Parser)]
+#[command(name = "udt", version, propagate_version = true)]
+pub struct Cli {
+    /// The command to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The `udt` commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Copy files and directories to or from a `udt serve` host (scp-style `host:path`).
+    Cp(cmd::cp::Args),
+    /// Serve a directory to `udt cp` clients (and classic UDT4 `recvfile` clients).
+    Serve(cmd::serve::Args),
+    /// Measure a path iperf3-style, over UDT or kernel TCP.
+    Perf(cmd::perf::Args),
+    /// Emulate a wide-area link in network namespaces and run experiments across it.
+    Lab(cmd::lab::Args),
+}

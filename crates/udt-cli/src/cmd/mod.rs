@@ -1,0 +1,6 @@
+//! One module per command: an `Args` struct (clap derive) and `run(args) -> anyhow::Result<()>`.
+
+pub mod cp;
+pub mod lab;
+pub mod perf;
+pub mod serve;

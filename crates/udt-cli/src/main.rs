@@ -1,0 +1,17 @@
+//! The `udt` binary: parse the command line, run one command, print errors the ripgrep way.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = udt_cli::cli::Cli::parse();
+    match udt_cli::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if udt_cli::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("udt: {err:#}");
+            ExitCode::from(udt_cli::exit_code(&err))
+        }
+    }
+}
