@@ -9,6 +9,8 @@
 //! - [`SocketOptions`]: every UDT4 option by its UDT4 meaning and default, set before
 //!   bind/connect; sockets change the ones UDT4 lets change later. [`UdtOpt`] / [`OptValue`]
 //!   give the generic `setsockopt` / `getsockopt` shape for ported code.
+//! - [`tokio`] (feature `tokio`): the same sockets for async code: `AsyncRead` /
+//!   `AsyncWrite` streams, async accept and connect, woken by the I/O thread.
 //! - [`Poller`]: UDT4's epoll: wait for IN / OUT / ERR on many sockets at once.
 //! - Underneath, one *multiplexer* per local UDP port: one socket and one I/O thread serving
 //!   any number of connections, demultiplexed by socket id (4.11 §2.1). Accepted connections
@@ -49,6 +51,8 @@ mod options;
 mod poller;
 mod shared;
 mod sys;
+#[cfg(feature = "tokio")]
+pub mod tokio;
 
 pub use blocking::{Incoming, Perfmon, UdtListener, UdtMessageSocket, UdtStream};
 pub use error::{connection_error, error_kind, io_error};

@@ -21,7 +21,7 @@ use udt_proto::{ConnectError, ConnectionConfig, Endpoint, Instant, SocketId};
 
 use crate::driver;
 use crate::poller::Watchers;
-use crate::shared::{ConnShared, ConnState};
+use crate::shared::{ConnShared, ConnState, WakerList};
 use crate::sys::{self, Waker};
 
 /// Accepted connections waiting for `accept` (4.11's listen backlog; beyond it requests are
@@ -50,6 +50,8 @@ pub(crate) struct Mux {
     pub(crate) aborted: AtomicBool,
     /// Pollers waiting for the accept queue.
     pub(crate) accept_watchers: Watchers,
+    /// Async `accept` calls waiting for the accept queue.
+    pub(crate) accept_wakers: WakerList,
 }
 
 /// The endpoint and everything found through it.
@@ -86,6 +88,7 @@ impl Mux {
     pub(crate) fn notify_acceptors(&self) {
         self.accept_cond.notify_all();
         self.accept_watchers.signal();
+        self.accept_wakers.wake_all();
     }
 
     /// Take the connections application calls have touched since the last call.
@@ -158,6 +161,7 @@ impl MuxRef {
             owners: AtomicUsize::new(1),
             aborted: AtomicBool::new(false),
             accept_watchers: Watchers::default(),
+            accept_wakers: WakerList::default(),
         });
         driver::spawn(Arc::clone(&mux))?;
         Ok(Self(mux))

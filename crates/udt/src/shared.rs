@@ -5,8 +5,16 @@
 //! condition variable wakes blocked readers, writers and connectors; it is only signalled
 //! when someone waits, because a futex wake is a syscall the hot path should not pay per
 //! packet.
+//!
+//! Async tasks (`udt::tokio`) wait in a [`WakerList`] beside the condition variable: a task
+//! that finds nothing to do registers its `Waker` *while still holding the connection's
+//! lock*, and the I/O thread wakes the list under that same lock, so a wake-up between the
+//! look and the registration cannot be lost. An empty list costs the I/O thread one atomic
+//! load.
 
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::task::Waker;
 use std::time::Instant as StdInstant;
 
 use udt_proto::{Connection, Instant, SocketId};
@@ -21,6 +29,8 @@ pub(crate) struct ConnShared {
     cond: Condvar,
     /// Pollers watching this connection (signalled with the waiters).
     pub(crate) watchers: Watchers,
+    /// Async tasks waiting for any progress on this connection (woken with the waiters).
+    pub(crate) wakers: WakerList,
 }
 
 /// What the mutex guards.
@@ -48,6 +58,7 @@ impl ConnShared {
             }),
             cond: Condvar::new(),
             watchers: Watchers::default(),
+            wakers: WakerList::default(),
         })
     }
 
@@ -63,6 +74,7 @@ impl ConnShared {
             self.cond.notify_all();
         }
         self.watchers.signal();
+        self.wakers.wake_all();
     }
 
     /// Call `f` under the lock until it returns `Some`, sleeping on the condition variable
@@ -96,6 +108,48 @@ impl ConnShared {
                 }
             };
             guard.waiters -= 1;
+        }
+    }
+}
+
+/// Async tasks waiting for something to change: readable data, buffer space, a finished
+/// handshake or close (a connection), or a new connection (an accept queue).
+///
+/// One list wakes everyone on any progress, as the condition variable's `notify_all` does:
+/// the I/O thread does not say which event happened, and a woken task simply looks again.
+/// Wakers are deduplicated (`will_wake`), so a task polled many times between events is
+/// registered once, and the list keeps its capacity across rounds, so waiting allocates
+/// nothing in steady state.
+#[derive(Debug, Default)]
+pub(crate) struct WakerList {
+    /// Whether the list may be non-empty (lets `wake_all` skip the lock when nobody waits).
+    armed: AtomicBool,
+    list: Mutex<Vec<Waker>>,
+}
+
+impl WakerList {
+    /// Wake `waker`'s task at the next `wake_all`. Call it while holding the lock under which
+    /// the awaited condition changes (the connection's, or the multiplexer's for accepts).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pub(crate) fn register(&self, waker: &Waker) {
+        let mut list = self.list.lock().unwrap_or_else(PoisonError::into_inner);
+        if !list.iter().any(|w| w.will_wake(waker)) {
+            list.push(waker.clone());
+        }
+        self.armed.store(true, SeqCst);
+    }
+
+    /// Wake every registered task and forget them (they register again if they still wait).
+    pub(crate) fn wake_all(&self) {
+        if !self.armed.load(SeqCst) {
+            return;
+        }
+        let mut list = self.list.lock().unwrap_or_else(PoisonError::into_inner);
+        self.armed.store(false, SeqCst);
+        // Waking only schedules the task (it never polls inline), so doing it under this
+        // leaf lock is safe, and keeps the vector's capacity for the next round.
+        for w in list.drain(..) {
+            w.wake();
         }
     }
 }

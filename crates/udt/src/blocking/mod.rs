@@ -22,6 +22,8 @@ use udt_proto::Mode;
 
 pub use listener::{Incoming, UdtListener};
 pub use message::UdtMessageSocket;
+#[cfg(feature = "tokio")]
+pub(crate) use perf::PerfSnapshot;
 pub use perf::Perfmon;
 pub use stream::UdtStream;
 

@@ -7,6 +7,8 @@ mod loopback;
 mod many;
 mod options;
 mod poller;
+#[cfg(feature = "tokio")]
+mod tokio_api;
 
 use std::io::{self, Read, Write};
 use std::time::Duration;
