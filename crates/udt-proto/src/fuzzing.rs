@@ -14,6 +14,7 @@ mod congestion_ops;
 mod connection;
 mod handshake;
 mod input;
+mod mux_input;
 mod nak_loss_list;
 #[cfg(test)]
 mod tests;
@@ -21,6 +22,7 @@ mod tests;
 pub use congestion_ops::congestion_ops;
 pub use connection::connection;
 pub use handshake::handshake;
+pub use mux_input::mux_input;
 pub use nak_loss_list::nak_loss_list;
 
 /// The wire codec is total and self-consistent on arbitrary bytes:

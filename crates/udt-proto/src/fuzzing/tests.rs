@@ -96,7 +96,8 @@ proptest! {
 fn seed_corpora_replay() {
     let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
     type Body = fn(&[u8]);
-    let bodies: [(&str, Body); 5] = [
+    let bodies: [(&str, Body); 6] = [
+        ("mux_input", mux_input),
         ("connection", connection),
         ("handshake", handshake),
         ("wire_packet", wire_packet),
@@ -159,5 +160,54 @@ proptest! {
         let mut data = seed.to_le_bytes().to_vec();
         data.extend(ops.concat());
         connection(&data);
+    }
+}
+
+/// One encoded `mux_input` operation, weighted towards genuine traffic (deliveries, writes,
+/// reads, time) so random cases reach established transfers, with strangers mixed in.
+fn mux_op() -> impl Strategy<Value = Vec<u8>> {
+    let op = |host: u8, tag: u8, args: Vec<u8>| {
+        let mut out = vec![host, tag];
+        out.extend_from_slice(&args);
+        out
+    };
+    prop_oneof![
+        2 => (vec(any::<u8>(), 4..120)).prop_map(move |b| {
+            let mut args = vec![b[0], b.len() as u8 - 4, 0];
+            args.extend_from_slice(&b[4..]);
+            args.extend_from_slice(&[1, 0]);
+            op(0, 0, args)
+        }),
+        1 => (vec(any::<u8>(), 10)).prop_map(move |args| op(0, 2, args)),
+        4 => (0u8..3, any::<u8>()).prop_map(move |(h, n)| op(h, 3, vec![n, 1, 0, 1])),
+        1 => (0u8..3, any::<u8>()).prop_map(move |(h, n)| op(h, 6, vec![n])),
+        1 => (0u8..3, vec(any::<u8>(), 12)).prop_map(move |(h, args)| op(h, 7, args)),
+        2 => (0u8..3, any::<u16>()).prop_map(move |(h, us)| op(h, 9, us.to_le_bytes().to_vec())),
+        1 => (0u8..3, any::<u8>()).prop_map(move |(h, n)| op(h, 10, vec![n])),
+        3 => (0u8..3, any::<u8>(), any::<u16>()).prop_map(move |(h, pick, len)| {
+            let mut args = vec![pick];
+            args.extend_from_slice(&len.to_le_bytes());
+            op(h, 11, args)
+        }),
+        1 => (0u8..3).prop_map(move |h| op(h, 12, vec![])),
+        1 => (0u8..3, any::<u8>()).prop_map(move |(h, pick)| op(h, 13, vec![pick])),
+        2 => (0u8..3, any::<u8>()).prop_map(move |(h, n)| op(h, 14, vec![n])),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn mux_input_on_random_bytes(data in vec(any::<u8>(), 0..1_000)) {
+        mux_input(&data);
+    }
+
+    #[test]
+    fn mux_input_on_structured_ops(seed: u16, backlog: u8, ops in vec(mux_op(), 0..80)) {
+        let mut data = seed.to_le_bytes().to_vec();
+        data.push(backlog);
+        data.extend(ops.concat());
+        mux_input(&data);
     }
 }
