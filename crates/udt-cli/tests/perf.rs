@@ -29,17 +29,16 @@ struct Server {
 
 impl Server {
     fn start() -> Self {
+        Self::start_with(&["-1"])
+    }
+
+    fn start_with(extra: &[&str]) -> Self {
         let port = free_port();
+        let port_text = port.to_string();
+        let mut args = vec!["perf", "-s", "-B", "127.0.0.1", "-p", &port_text];
+        args.extend_from_slice(extra);
         let mut child = Command::new(UDT)
-            .args([
-                "perf",
-                "-s",
-                "-1",
-                "-B",
-                "127.0.0.1",
-                "-p",
-                &port.to_string(),
-            ])
+            .args(&args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -261,4 +260,22 @@ fn connection_refused_exits_1_and_says_so() {
     assert!(err.contains("cannot connect to 127.0.0.1:"), "{err}");
     assert!(err.contains("refused"), "{err}");
     assert!(err.contains("udt perf -s"), "{err}");
+}
+
+#[test]
+fn server_outlives_a_client_killed_mid_test() {
+    let server = Server::start_with(&[]);
+    let port = server.port.to_string();
+    let mut doomed = Command::new(UDT)
+        .args(["perf", "-c", "127.0.0.1", "-p", &port, "-t", "30"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    doomed.kill().unwrap();
+    doomed.wait().unwrap();
+    // The server notices within a poll period and serves the next client.
+    let v = client_json(&server, &["-n", "8M"]);
+    check_common(&v);
+    assert_eq!(u64_field(&v, "bytes"), 8 << 20);
 }

@@ -11,7 +11,7 @@ use anyhow::Context;
 use udt::UdtListener;
 
 use super::control::{self, ControlReader, ControlWriter, Message, PROTOCOL_VERSION};
-use super::params::{Proto, TestParams};
+use super::params::{Limit, Proto, TestParams};
 use super::run::{Event, Run};
 use super::sample::SideReport;
 use super::stream::{DataStream, SETUP_TIMEOUT};
@@ -40,11 +40,24 @@ pub fn serve(config: &ServerConfig, out: &mut dyn Write) -> anyhow::Result<()> {
         config.port
     )?;
     out.flush()?;
+    let mut server = Server {
+        config,
+        listener,
+        udt: None,
+    };
     loop {
-        let (control, peer) = listener
-            .accept()
-            .context("accepting a control connection")?;
-        let outcome = serve_test(control, &listener, config, out)
+        let (control, peer) = match server.listener.accept() {
+            Ok(accepted) => accepted,
+            Err(e) if config.one_off => return Err(e).context("accepting a control connection"),
+            Err(e) => {
+                // Transient (a connection reset in the backlog, out of descriptors): go on.
+                eprintln!("udt: accepting a control connection: {e}");
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+        };
+        let outcome = server
+            .serve_test(control, out)
             .with_context(|| format!("test from {peer}"));
         if config.one_off {
             return outcome;
@@ -55,48 +68,131 @@ pub fn serve(config: &ServerConfig, out: &mut dyn Write) -> anyhow::Result<()> {
     }
 }
 
-/// One test, from `hello` to `done`.
-fn serve_test(
-    control: TcpStream,
-    listener: &TcpListener,
-    config: &ServerConfig,
-    out: &mut dyn Write,
-) -> anyhow::Result<()> {
-    let peer = control.peer_addr()?;
-    let (mut reader, mut writer) = control::split(control)?;
-    reader.set_timeout(Some(SETUP_TIMEOUT))?;
-    let (cookie, params) = read_hello(&mut reader)?;
-    let setup = open_streams(config, listener, &mut writer, &cookie, &params);
-    let (streams, _udt_listener) = match setup {
-        Ok(opened) => opened,
-        Err(e) => {
-            let _ = writer.send(&Message::Error {
-                message: format!("{e:#}"),
-            });
-            return Err(e);
+/// The server between tests: its TCP listener and the UDT listener of the last UDT test.
+struct Server<'a> {
+    config: &'a ServerConfig,
+    listener: TcpListener,
+    udt: Option<UdtPort>,
+}
+
+/// A UDT listener kept from one test to the next while the options stay the same: a test
+/// whose client died leaves connections that keep the UDP port bound until UDT gives up on
+/// them (seconds), and the next test should not have to wait for that.
+struct UdtPort {
+    /// The test the listener's options came from, with what does not shape them cleared.
+    options_of: TestParams,
+    listener: UdtListener,
+}
+
+/// How long a UDT test waits for the previous test's port to be released.
+const REBIND_TIMEOUT: Duration = Duration::from_secs(8);
+
+impl Server<'_> {
+    /// One test, from `hello` to `done`.
+    fn serve_test(&mut self, control: TcpStream, out: &mut dyn Write) -> anyhow::Result<()> {
+        let peer = control.peer_addr()?;
+        let (mut reader, mut writer) = control::split(control)?;
+        reader.set_timeout(Some(SETUP_TIMEOUT))?;
+        let (cookie, params) = read_hello(&mut reader)?;
+        let setup = self.open_streams(&mut writer, &cookie, &params);
+        let streams = match setup {
+            Ok(opened) => opened,
+            Err(e) => {
+                let _ = writer.send(&Message::Error {
+                    message: format!("{e:#}"),
+                });
+                return Err(e);
+            }
+        };
+        writeln!(out, "test from {peer}: {}", params.describe())?;
+        writer.send(&Message::Start)?;
+        let (tx, rx) = mpsc::channel();
+        reader.spawn(tx.clone());
+        let run = Run::start(streams, &params, params.reverse, &tx);
+        let report = drive(run, &rx, &mut writer, &params)?;
+        writer.send(&Message::Result {
+            report: report.clone(),
+        })?;
+        wait_done(&rx);
+        let verb = if report.sender { "sent" } else { "received" };
+        writeln!(
+            out,
+            "  {verb} {} in {:.2} s: {}; CPU {:.2} s",
+            format_bytes(report.bytes),
+            report.seconds,
+            format_rate(super::sample::rate(report.bytes, report.seconds)),
+            report.cpu_seconds
+        )?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Checks the test, listens for its streams, says `ready` and accepts them.
+    fn open_streams(
+        &mut self,
+        writer: &mut ControlWriter,
+        cookie: &str,
+        params: &TestParams,
+    ) -> anyhow::Result<Vec<DataStream>> {
+        params.validate().map_err(anyhow::Error::msg)?;
+        if params.proto == Proto::Udt {
+            self.listen_udt(params)?;
         }
-    };
-    writeln!(out, "test from {peer}: {}", params.describe())?;
-    writer.send(&Message::Start)?;
-    let (tx, rx) = mpsc::channel();
-    reader.spawn(tx.clone());
-    let run = Run::start(streams, &params, params.reverse, &tx);
-    let report = drive(run, &rx, &mut writer, &params)?;
-    writer.send(&Message::Result {
-        report: report.clone(),
-    })?;
-    wait_done(&rx);
-    let verb = if report.sender { "sent" } else { "received" };
-    writeln!(
-        out,
-        "  {verb} {} in {:.2} s: {}; CPU {:.2} s",
-        format_bytes(report.bytes),
-        report.seconds,
-        format_rate(super::sample::rate(report.bytes, report.seconds)),
-        report.cpu_seconds
-    )?;
-    out.flush()?;
-    Ok(())
+        writer.send(&Message::Ready)?;
+        let deadline = Instant::now() + SETUP_TIMEOUT;
+        let mut streams = Vec::new();
+        while streams.len() < params.streams as usize {
+            let mut stream = match (params.proto, &self.udt) {
+                (Proto::Udt, Some(port)) => DataStream::accept_udt(&port.listener, deadline),
+                _ => DataStream::accept_tcp(&self.listener, params, deadline),
+            }
+            .context("accepting data streams")?;
+            // A stream of another client, or left over from a dead one, is dropped.
+            if stream.read_cookie().is_ok_and(|theirs| theirs == cookie) {
+                streams.push(stream);
+            }
+        }
+        Ok(streams)
+    }
+
+    /// Makes sure the UDT listener has this test's options, binding a new one if not.
+    fn listen_udt(&mut self, params: &TestParams) -> anyhow::Result<()> {
+        let options_of = TestParams {
+            streams: 1,
+            reverse: false,
+            limit: Limit::Bytes(1),
+            interval_s: 0.0,
+            ..params.clone()
+        };
+        if self
+            .udt
+            .as_ref()
+            .is_some_and(|p| p.options_of == options_of)
+        {
+            return Ok(());
+        }
+        self.udt = None;
+        let options = params.udt_options().map_err(anyhow::Error::msg)?;
+        let addr = SocketAddr::new(self.config.bind, self.config.port);
+        let deadline = Instant::now() + REBIND_TIMEOUT;
+        let listener = loop {
+            match UdtListener::bind_with(addr, options.clone()) {
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::AddrInUse && Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                bound => {
+                    break bound.with_context(|| format!("cannot listen for UDT on UDP {addr}"))?
+                }
+            }
+        };
+        self.udt = Some(UdtPort {
+            options_of,
+            listener,
+        });
+        Ok(())
+    }
 }
 
 fn read_hello(reader: &mut ControlReader) -> anyhow::Result<(String, TestParams)> {
@@ -111,42 +207,6 @@ fn read_hello(reader: &mut ControlReader) -> anyhow::Result<(String, TestParams)
         }
         m => anyhow::bail!("expected a hello, got {m:?}"),
     }
-}
-
-/// Checks the test, listens for its streams, says `ready` and accepts them.
-fn open_streams(
-    config: &ServerConfig,
-    listener: &TcpListener,
-    writer: &mut ControlWriter,
-    cookie: &str,
-    params: &TestParams,
-) -> anyhow::Result<(Vec<DataStream>, Option<UdtListener>)> {
-    params.validate().map_err(anyhow::Error::msg)?;
-    let udt_listener = match params.proto {
-        Proto::Udt => {
-            let options = params.udt_options().map_err(anyhow::Error::msg)?;
-            let addr = SocketAddr::new(config.bind, config.port);
-            let l = UdtListener::bind_with(addr, options)
-                .with_context(|| format!("cannot listen for UDT on UDP {addr}"))?;
-            Some(l)
-        }
-        Proto::Tcp => None,
-    };
-    writer.send(&Message::Ready)?;
-    let deadline = Instant::now() + SETUP_TIMEOUT;
-    let mut streams = Vec::new();
-    while streams.len() < params.streams as usize {
-        let (stream, their_cookie) = match &udt_listener {
-            Some(l) => DataStream::accept_udt(l, deadline),
-            None => DataStream::accept_tcp(listener, params, deadline),
-        }
-        .context("accepting data streams")?;
-        // A stream from another client (or a stale one) is dropped.
-        if their_cookie == cookie {
-            streams.push(stream);
-        }
-    }
-    Ok((streams, udt_listener))
 }
 
 /// Runs the server's half to its end, sending each interval sample as it is taken.

@@ -21,6 +21,9 @@ pub(crate) const POLL: Duration = Duration::from_millis(250);
 /// How long connecting, accepting and the cookie exchange may take.
 pub(crate) const SETUP_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long the server waits for a data stream's cookie (sent right after connecting).
+const COOKIE_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// Length of the cookie that opens each data stream and ties it to its test.
 pub(crate) const COOKIE_LEN: usize = 16;
 
@@ -62,15 +65,12 @@ impl DataStream {
         Ok(stream)
     }
 
-    /// Accepts the next UDT stream on `listener` and reads its cookie.
-    pub(crate) fn accept_udt(
-        listener: &UdtListener,
-        deadline: Instant,
-    ) -> io::Result<(Self, String)> {
+    /// Accepts the next UDT stream on `listener` (its cookie still to be read).
+    pub(crate) fn accept_udt(listener: &UdtListener, deadline: Instant) -> io::Result<Self> {
         listener.set_nonblocking(true)?;
         loop {
             match listener.accept() {
-                Ok((s, _)) => return Self::Udt(s).read_cookie(),
+                Ok((s, _)) => return Ok(Self::Udt(s)),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(2));
                 }
@@ -80,36 +80,31 @@ impl DataStream {
         }
     }
 
-    /// Accepts the next TCP stream on `listener`, applies the test's options and reads its
-    /// cookie.
+    /// Accepts the next TCP stream on `listener` and applies the test's options (its
+    /// cookie still to be read).
     pub(crate) fn accept_tcp(
         listener: &TcpListener,
         params: &TestParams,
         deadline: Instant,
-    ) -> io::Result<(Self, String)> {
+    ) -> io::Result<Self> {
         listener.set_nonblocking(true)?;
-        let accepted = loop {
-            match listener.accept() {
-                Ok((s, _)) => break s,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < deadline => {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(setup_timeout()),
-                Err(e) => return Err(e),
-            }
-        };
+        let accepted = accept_until(listener, deadline);
+        // The listener also takes control connections, which the server accepts blocking.
         listener.set_nonblocking(false)?;
+        let accepted = accepted?;
         accepted.set_nonblocking(false)?;
         params.apply_tcp(&SockRef::from(&accepted))?;
-        Self::Tcp(accepted).read_cookie()
+        Ok(Self::Tcp(accepted))
     }
 
-    fn read_cookie(mut self) -> io::Result<(Self, String)> {
-        self.set_timeouts(Some(SETUP_TIMEOUT))?;
+    /// Reads the cookie a client sends first on each data stream. A stream left over from
+    /// a client that died sends nothing: it fails within [`COOKIE_TIMEOUT`].
+    pub(crate) fn read_cookie(&mut self) -> io::Result<String> {
+        self.set_timeouts(Some(COOKIE_TIMEOUT))?;
         let mut cookie = [0u8; COOKIE_LEN];
         self.read_exact(&mut cookie)?;
         self.set_timeouts(Some(POLL))?;
-        Ok((self, String::from_utf8_lossy(&cookie).into_owned()))
+        Ok(String::from_utf8_lossy(&cookie).into_owned())
     }
 
     fn set_timeouts(&self, t: Option<Duration>) -> io::Result<()> {
@@ -254,6 +249,20 @@ impl Write for &DataStream {
         match *self {
             DataStream::Udt(s) => (&*s).flush(),
             DataStream::Tcp(s) => (&*s).flush(),
+        }
+    }
+}
+
+/// Polls a non-blocking TCP listener until a connection arrives or `deadline` passes.
+fn accept_until(listener: &TcpListener, deadline: Instant) -> io::Result<TcpStream> {
+    loop {
+        match listener.accept() {
+            Ok((s, _)) => return Ok(s),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Err(setup_timeout()),
+            Err(e) => return Err(e),
         }
     }
 }
