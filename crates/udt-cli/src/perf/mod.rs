@@ -14,7 +14,7 @@
 //!    it and, for UDT, binds its UDT listener with the test's options. → `ready` (or `error`).
 //! 2. The client opens `-P` data streams; each starts with the 16-byte cookie, so streams of
 //!    another client are dropped. Server → `start` when all arrived; both ends start their
-//!    clocks, CPU counters and workers ([`run::Run`]).
+//!    clocks, CPU counters and workers (`run::Run`).
 //! 3. The sender writes until `-t` seconds passed or its share of `-n` bytes is written,
 //!    then waits until the receiver has everything (UDT: all acknowledged; TCP: the
 //!    receiver's close after the last byte). The receiver reads to the end of each stream.
@@ -25,7 +25,7 @@
 //!
 //! # What lives where
 //! [`params`] the test and its socket options; [`units`] rates and sizes; [`control`] the
-//! messages; [`stream`] one data connection (UDT or TCP) and its counters; [`run`] one end's
+//! messages; `stream` one data connection (UDT or TCP) and its counters; `run` one end's
 //! workers and sampling; [`sample`] what one end measured; [`report`] the client's report and
 //! human lines; [`client`] and [`server`] the two ends; [`sys`] getrusage, TCP_INFO and
 //! SO_MAX_PACING_RATE.
