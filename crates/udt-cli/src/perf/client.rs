@@ -33,27 +33,7 @@ pub struct ClientConfig {
 /// report (already printed).
 pub fn run_client(config: &ClientConfig, out: &mut dyn Write) -> anyhow::Result<Report> {
     let params = &config.params;
-    let server = format!("{}:{}", config.host, config.port);
-    let (mut reader, mut writer, data_addr) = connect_control(config)?;
-    let cookie = new_cookie();
-    writer.send(&Message::Hello {
-        version: PROTOCOL_VERSION,
-        cookie: cookie.clone(),
-        params: params.clone(),
-    })?;
-    expect(&mut reader, "ready", |m| matches!(m, Message::Ready))?;
-    let streams = (0..params.streams)
-        .map(|i| {
-            DataStream::connect(params, data_addr, &cookie).with_context(|| {
-                format!(
-                    "cannot open {} data stream {} to {data_addr}",
-                    params.proto.name(),
-                    i + 1
-                )
-            })
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    expect(&mut reader, "start", |m| matches!(m, Message::Start))?;
+    let (reader, mut writer, data_addr, streams) = open_test(config)?;
     if !config.json {
         print_header(out, config, data_addr)?;
     }
@@ -85,13 +65,38 @@ pub fn run_client(config: &ClientConfig, out: &mut dyn Write) -> anyhow::Result<
     let intervals = session.pairs(0);
     let report = Report::new(Outcome {
         params,
-        server,
+        server: format!("{}:{}", config.host, config.port),
         sender,
         receiver,
         intervals,
     });
     print_report(out, &report, config.json)?;
     Ok(report)
+}
+
+/// Sends the test, opens the data streams and waits for the server's `start`.
+fn open_test(
+    config: &ClientConfig,
+) -> anyhow::Result<(ControlReader, ControlWriter, SocketAddr, Vec<DataStream>)> {
+    let params = &config.params;
+    let (mut reader, mut writer, data_addr) = connect_control(config)?;
+    let cookie = new_cookie();
+    writer.send(&Message::Hello {
+        version: PROTOCOL_VERSION,
+        cookie: cookie.clone(),
+        params: params.clone(),
+    })?;
+    expect(&mut reader, "ready", |m| matches!(m, Message::Ready))?;
+    let streams = (0..params.streams)
+        .map(|i| {
+            DataStream::connect(params, data_addr, &cookie).with_context(|| {
+                let proto = params.proto.name();
+                format!("cannot open {proto} data stream {} to {data_addr}", i + 1)
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    expect(&mut reader, "start", |m| matches!(m, Message::Start))?;
+    Ok((reader, writer, data_addr, streams))
 }
 
 fn connect_control(
