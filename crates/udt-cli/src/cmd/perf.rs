@@ -14,9 +14,19 @@ use crate::UsageError;
 /// unless a capital B says bytes (100M, 1G, 1.5gbit, 10MB/s); sizes are bytes with binary
 /// prefixes (64K, 16M, 1G).
 #[derive(Debug, clap::Args)]
-#[command(
-    after_help = "Examples:\n  udt perf -s\n  udt perf -c host -t 30 -P 4\n  udt perf -c host --proto tcp --cc bbr --json\n\nExit codes: 0 success, 1 the test failed, 2 bad usage."
-)]
+#[command(after_help = "\
+Ports: the server listens on TCP port 5201 (control, and TCP data) and, during a UDT test,
+on UDP port 5201 (UDT data); -p changes both.
+Rates (--maxbw): bits per second with decimal prefixes (100M, 1G, 1.5gbit), or bytes per
+second with a capital B (10MB/s). Sizes (-n, buffers): bytes with binary prefixes (64K,
+16M, 1G).
+
+Examples:
+  udt perf -s
+  udt perf -c host -t 30 -P 4
+  udt perf -c host --proto tcp --cc bbr --json
+
+Exit codes: 0 success, 1 the test failed, 2 bad usage.")]
 pub struct Args {
     /// Run as a server.
     #[arg(short = 's', long = "server")]
