@@ -40,7 +40,7 @@ pub struct Args {
     /// Server: handle one test, then exit with its outcome.
     #[arg(short = '1', long = "one-off")]
     pub one_off: bool,
-    /// Server: the local address to listen on [default: 0.0.0.0].
+    /// Server: the local address to listen on [default: ::, or 0.0.0.0 without IPv6].
     #[arg(short = 'B', long = "bind", value_name = "ADDR")]
     pub bind: Option<String>,
     /// The client's test flags (boxed: they are most of the command line's size).
@@ -154,12 +154,12 @@ impl Args {
             return usage(format!("{flag} is a client option: give it to `udt perf -c HOST`, which sends the test to the server"));
         }
         let bind = match &self.bind {
-            Some(b) => b.parse::<IpAddr>().map_err(|_| {
+            Some(b) => Some(b.parse::<IpAddr>().map_err(|_| {
                 UsageError(format!(
                     "-B {b:?}: not an IP address; give a local address such as 0.0.0.0 or ::1"
                 ))
-            })?,
-            None => IpAddr::from([0, 0, 0, 0]),
+            })?),
+            None => None,
         };
         Ok(Mode::Server(ServerConfig {
             bind,

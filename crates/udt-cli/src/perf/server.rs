@@ -20,8 +20,9 @@ use super::units::{format_bytes, format_rate};
 /// Where and how to serve.
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// Local address to listen on.
-    pub bind: IpAddr,
+    /// Local address to listen on; `None`: `::` (both IPv6 and IPv4 where the system
+    /// allows it), else `0.0.0.0`.
+    pub bind: Option<IpAddr>,
     /// Port: TCP for control and TCP data, UDP for UDT data.
     pub port: u16,
     /// Serve one test, then exit with its outcome (`-1`).
@@ -31,9 +32,7 @@ pub struct ServerConfig {
 /// Serves tests until killed (or one, with `one_off`). A failed test is reported on stderr
 /// and the server goes on, unless `one_off`.
 pub fn serve(config: &ServerConfig, out: &mut dyn Write) -> anyhow::Result<()> {
-    let addr = SocketAddr::new(config.bind, config.port);
-    let listener =
-        TcpListener::bind(addr).with_context(|| format!("cannot listen on TCP {addr}"))?;
+    let (listener, addr) = listen_tcp(config)?;
     writeln!(
         out,
         "udt perf server on {addr}: control and TCP data on TCP port {0}, UDT data on UDP port {0}",
@@ -42,6 +41,7 @@ pub fn serve(config: &ServerConfig, out: &mut dyn Write) -> anyhow::Result<()> {
     out.flush()?;
     let mut server = Server {
         config,
+        bind: addr.ip(),
         listener,
         udt: None,
     };
@@ -68,9 +68,32 @@ pub fn serve(config: &ServerConfig, out: &mut dyn Write) -> anyhow::Result<()> {
     }
 }
 
+/// Binds the TCP listener: the configured address, or `::` falling back to `0.0.0.0` on
+/// systems without IPv6.
+fn listen_tcp(config: &ServerConfig) -> anyhow::Result<(TcpListener, SocketAddr)> {
+    let any6 = IpAddr::from(std::net::Ipv6Addr::UNSPECIFIED);
+    let candidates = match config.bind {
+        Some(ip) => vec![ip],
+        None => vec![any6, IpAddr::from(std::net::Ipv4Addr::UNSPECIFIED)],
+    };
+    let mut last = None;
+    for ip in candidates {
+        let addr = SocketAddr::new(ip, config.port);
+        match TcpListener::bind(addr) {
+            Ok(l) => return Ok((l, addr)),
+            Err(e) => last = Some((e, addr)),
+        }
+    }
+    // `candidates` is never empty, so some bind was tried and failed.
+    let (e, addr) = last.expect("at least one candidate address");
+    Err(anyhow::Error::new(e).context(format!("cannot listen on TCP {addr}")))
+}
+
 /// The server between tests: its TCP listener and the UDT listener of the last UDT test.
 struct Server<'a> {
     config: &'a ServerConfig,
+    /// The address actually listened on (UDT binds the same).
+    bind: IpAddr,
     listener: TcpListener,
     udt: Option<UdtPort>,
 }
@@ -173,7 +196,7 @@ impl Server<'_> {
         }
         self.udt = None;
         let options = params.udt_options().map_err(anyhow::Error::msg)?;
-        let addr = SocketAddr::new(self.config.bind, self.config.port);
+        let addr = SocketAddr::new(self.bind, self.config.port);
         let deadline = Instant::now() + REBIND_TIMEOUT;
         let listener = loop {
             match UdtListener::bind_with(addr, options.clone()) {
