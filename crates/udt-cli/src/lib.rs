@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod perf;
 
 use cli::{Cli, Command};
 

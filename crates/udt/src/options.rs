@@ -11,7 +11,7 @@
 //! | UDT_MSS | [`SocketOptions::set_mss`] | 1500 |
 //! | UDT_SNDSYN | [`SocketOptions::set_send_blocking`], socket `set_send_blocking` | true |
 //! | UDT_RCVSYN | [`SocketOptions::set_recv_blocking`], socket `set_recv_blocking` | true |
-//! | UDT_CC | [`SocketOptions::set_controller`] | native DAIMD |
+//! | UDT_CC | [`SocketOptions::set_controller`], or by name [`SocketOptions::set_controller_named`] | native DAIMD |
 //! | UDT_FC | [`SocketOptions::set_flow_window`] | 25600 packets |
 //! | UDT_SNDBUF | [`SocketOptions::set_send_buffer`] | 8192 packets (12 058 624 B) |
 //! | UDT_RCVBUF | [`SocketOptions::set_recv_buffer`] | 8192 packets (12 058 624 B) |
@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use udt_proto::config::{IP_UDP_OVERHEAD, UDT_HEADER};
-use udt_proto::congestion::ControllerFactory;
+use udt_proto::congestion::{ControllerFactory, FixedRateFactory, NativeFactory};
 use udt_proto::{ConfigError, ConnectionConfig, Mode};
 
 use crate::sys::UdpOptions;
@@ -54,6 +54,12 @@ pub enum OptionError {
     /// The value has the wrong type for the option (generic `set_option` only).
     #[error("{0} takes a {1} value")]
     WrongType(&'static str, &'static str),
+    /// [`SocketOptions::set_controller_named`] got a name it does not know.
+    #[error("unknown congestion controller {0:?}: use native or fixed-rate")]
+    UnknownController(String),
+    /// The fixed-rate controller was asked for without a rate.
+    #[error("the fixed-rate congestion controller needs a rate (bytes per second)")]
+    ControllerNeedsRate,
 }
 
 impl From<OptionError> for io::Error {
@@ -181,6 +187,29 @@ impl SocketOptions {
     pub fn controller(&self) -> &Arc<dyn ControllerFactory> {
         self.config.controller_value()
     }
+
+    /// UDT_CC by name, for command lines and configuration files: `native` (UDT's DAIMD,
+    /// the default) or `fixed-rate` (paces at `rate_bytes_per_sec`, which it then needs;
+    /// it never backs off, so use it on dedicated links only). Other values of `rate` are
+    /// ignored; the names are [`Self::CONTROLLER_NAMES`].
+    pub fn set_controller_named(
+        &mut self,
+        name: &str,
+        rate_bytes_per_sec: Option<u64>,
+    ) -> Result<&mut Self, OptionError> {
+        let factory: Arc<dyn ControllerFactory> = match name {
+            "native" => Arc::new(NativeFactory::default()),
+            "fixed-rate" => match rate_bytes_per_sec.filter(|&r| r > 0) {
+                Some(rate) => Arc::new(FixedRateFactory::new(rate)),
+                None => return Err(OptionError::ControllerNeedsRate),
+            },
+            _ => return Err(OptionError::UnknownController(name.to_owned())),
+        };
+        Ok(self.set_controller(factory))
+    }
+
+    /// The names [`Self::set_controller_named`] accepts.
+    pub const CONTROLLER_NAMES: [&'static str; 2] = ["native", "fixed-rate"];
 
     /// UDT_FC: the largest flow window in packets (default 25600; 1..=2^24, values below 32
     /// become 32 as in 4.11).
@@ -631,5 +660,36 @@ impl SocketOptions {
             | UdtOpt::RcvData => return Err(OptionError::NotSettable(opt.name())),
         };
         Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controllers_by_name() {
+        let mut o = SocketOptions::default();
+        o.set_controller_named("fixed-rate", Some(1_000_000))
+            .unwrap();
+        assert_eq!(o.controller().name(), "fixed-rate");
+        o.set_controller_named("native", None).unwrap();
+        assert_eq!(o.controller().name(), "native");
+        for name in SocketOptions::CONTROLLER_NAMES {
+            assert!(o.set_controller_named(name, Some(1)).is_ok(), "{name}");
+        }
+        assert_eq!(
+            o.set_controller_named("fixed-rate", None).unwrap_err(),
+            OptionError::ControllerNeedsRate
+        );
+        assert_eq!(
+            o.set_controller_named("fixed-rate", Some(0)).unwrap_err(),
+            OptionError::ControllerNeedsRate
+        );
+        let err = o.set_controller_named("cubic", None).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown congestion controller \"cubic\": use native or fixed-rate"
+        );
     }
 }
