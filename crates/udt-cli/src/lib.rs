@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod transfer;
 
 use cli::{Cli, Command};
 
