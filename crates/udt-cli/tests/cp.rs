@@ -332,6 +332,50 @@ fn resume_after_killing_the_sender() {
     assert!(!part.exists());
 }
 
+/// Kill the uploading client mid-transfer and run it again with `--resume`: the server
+/// kept the partial file and only the rest is sent.
+#[test]
+fn resume_upload_after_killing_the_client() {
+    let d = dirs();
+    let size = 256usize << 20;
+    let data = contents(78, size);
+    let src = d.local.join("up.bin");
+    fs::write(&src, &data).unwrap();
+    let server = Server::start(&d.root);
+    let mut client = Command::new(UDT)
+        .args(["cp", "-P", &server.port.to_string(), "--resume", "--quiet"])
+        .arg(&src)
+        .arg(remote(""))
+        .spawn()
+        .unwrap();
+    let part = d.root.join(".up.bin.udt-part");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while fs::metadata(&part).map_or(0, |m| m.len()) < (size / 4) as u64 {
+        assert!(Instant::now() < deadline, "the upload did not progress");
+        assert!(
+            client.try_wait().unwrap().is_none(),
+            "the upload ended too soon"
+        );
+        thread::sleep(Duration::from_millis(5));
+    }
+    let _ = client.kill();
+    let _ = client.wait();
+    thread::sleep(Duration::from_millis(300)); // the server writes what it had
+    let out = cp(server.port, &[&"--resume", &"--json", &src, &remote("")]);
+    ok(&out);
+    let summary = &events(&out, "summary")[0];
+    let resumed = summary["resumed_bytes"].as_u64().unwrap();
+    assert!(resumed >= (size / 4) as u64, "{summary}");
+    assert_eq!(
+        resumed + summary["transferred_bytes"].as_u64().unwrap(),
+        size as u64
+    );
+    assert!(
+        fs::read(d.root.join("up.bin")).unwrap() == data,
+        "resumed file differs"
+    );
+}
+
 /// The sender flips a byte after hashing (test-only hook): the receiver refuses the file
 /// and leaves nothing behind, in both directions.
 #[test]

@@ -408,7 +408,7 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// What [`FrameReader::next`] found.
+/// What [`FrameReader::next_incoming`] found.
 #[derive(Debug)]
 pub enum Incoming {
     /// A control frame.

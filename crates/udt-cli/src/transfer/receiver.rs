@@ -3,7 +3,7 @@
 //! resumable prefixes, then take the files.
 //!
 //! Disk and network overlap: this thread reads `Data` frames into a pool of buffers, and a
-//! write-behind thread ([`writer`]) writes and hashes them into each file's partial file,
+//! write-behind thread (`writer`) writes and hashes them into each file's partial file,
 //! checks the digest at `FileEnd`, and renames the file into place. A failure on either side
 //! (a full disk, a mismatched digest, a broken connection) stops both; the peer is told in
 //! an `Error` frame, and the partial file is removed unless `--resume` was asked.
