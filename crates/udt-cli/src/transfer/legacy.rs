@@ -1,0 +1,182 @@
+//! The classic UDT4 sample file protocol (libudt's `sendfile` / `recvfile`), for
+//! `udt cp --legacy` and for `udt serve` answering old `recvfile` clients.
+//!
+//! The exchange is described in [`udt::classic`]: a host-order `i32` name length and the
+//! name; a host-order `i64` size (−1: refused) and the bytes. It carries no digest, so
+//! legacy transfers are checked only for their length. The server side here is our own
+//! (not [`udt::classic::serve_one`]) because `udt serve` has already read the first 4 bytes
+//! to tell the protocols apart, and because it resolves names with [`Root`]'s rules.
+
+use std::fs::{self, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+use udt::classic::{encode_request, MAX_NAME_BYTES};
+use udt::UdtStream;
+
+use super::error::{ErrorCode, Result, TransferError};
+use super::paths::{open_nofollow, RelPath, Root};
+use super::resume::part_path;
+use super::{Observer, Summary};
+
+/// The size a classic server sends for a file it will not serve.
+const REFUSED: i64 = -1;
+
+/// Bytes received per `recv_file` call between progress reports.
+const SLICE: u64 = 16 << 20;
+
+/// What [`serve_classic`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LegacyServed {
+    /// The file was sent whole.
+    File {
+        /// The requested name.
+        name: String,
+        /// Bytes sent.
+        bytes: u64,
+    },
+    /// The client was answered −1.
+    Refused {
+        /// The requested name (lossy).
+        name: String,
+        /// Why, for the log.
+        reason: String,
+    },
+}
+
+/// Answer a classic client whose first 4 bytes (its name length) were `first`.
+pub fn serve_classic(stream: &UdtStream, first: [u8; 4], root: &Root) -> Result<LegacyServed> {
+    let io = |e: &std::io::Error| TransferError::io("connection", e);
+    let len = i32::from_ne_bytes(first);
+    let refuse = |name: String, reason: String| -> Result<LegacyServed> {
+        (&*stream)
+            .write_all(&REFUSED.to_ne_bytes())
+            .map_err(|e| io(&e))?;
+        Ok(LegacyServed::Refused { name, reason })
+    };
+    let len = match usize::try_from(len) {
+        Ok(n) if (1..=MAX_NAME_BYTES).contains(&n) => n,
+        _ => return refuse(String::new(), format!("name length {len}")),
+    };
+    let mut name = vec![0u8; len];
+    (&*stream).read_exact(&mut name).map_err(|e| io(&e))?;
+    let shown = String::from_utf8_lossy(&name).into_owned();
+    let opened = RelPath::parse_request(&name).and_then(|rel| {
+        let rel = rel.ok_or_else(|| TransferError::new(ErrorCode::PathRefused, "empty name"))?;
+        let path = root.resolve_existing(Some(&rel))?;
+        let file = open_nofollow(&path).map_err(|e| TransferError::io(&shown, &e))?;
+        let meta = file.metadata().map_err(|e| TransferError::io(&shown, &e))?;
+        if !meta.is_file() {
+            return Err(TransferError::new(
+                ErrorCode::IsDirectory,
+                "not a regular file",
+            ));
+        }
+        Ok((file, meta.len()))
+    });
+    let (file, size) = match opened {
+        Ok(found) => found,
+        Err(e) => return refuse(shown, e.message),
+    };
+    let announced = i64::try_from(size).unwrap_or(i64::MAX);
+    (&*stream)
+        .write_all(&announced.to_ne_bytes())
+        .map_err(|e| io(&e))?;
+    let sent = stream.send_file(&file, 0, size).map_err(|e| io(&e))?;
+    Ok(LegacyServed::File {
+        name: shown,
+        bytes: sent,
+    })
+}
+
+/// Fetch `name` from a classic `sendfile` server into `dest` (a directory, or the file's
+/// new name), through a partial file renamed when complete.
+pub fn fetch(
+    stream: &UdtStream,
+    name: &str,
+    dest: &Path,
+    force: bool,
+    obs: &dyn Observer,
+) -> Result<Summary> {
+    let io = |e: &std::io::Error| TransferError::io("connection", e);
+    let request = encode_request(name)
+        .map_err(|e| TransferError::new(ErrorCode::PathRefused, e.to_string()))?;
+    (&*stream).write_all(&request).map_err(|e| io(&e))?;
+    let mut size = [0u8; 8];
+    (&*stream).read_exact(&mut size).map_err(|e| io(&e))?;
+    let Ok(size) = u64::try_from(i64::from_ne_bytes(size)) else {
+        return Err(TransferError {
+            code: ErrorCode::NotFound,
+            message: format!("{name}: no such file (the classic server answered -1)"),
+            remote: true,
+        });
+    };
+    let target = legacy_target(name, dest, force)?;
+    obs.start(1, size);
+    let got = receive_to(stream, &target, size, obs)?;
+    Ok(Summary {
+        files: 1,
+        bytes: size,
+        transferred: got,
+        resumed: 0,
+    })
+}
+
+/// Where a legacy download lands, refusing to overwrite unless `force`.
+fn legacy_target(name: &str, dest: &Path, force: bool) -> Result<std::path::PathBuf> {
+    let base = Path::new(name).file_name().ok_or_else(|| {
+        TransferError::new(ErrorCode::PathRefused, format!("{name}: no file name"))
+    })?;
+    let target = if dest.is_dir() {
+        dest.join(base)
+    } else {
+        dest.to_path_buf()
+    };
+    if !force && fs::symlink_metadata(&target).is_ok() {
+        return Err(TransferError::new(
+            ErrorCode::Exists,
+            format!(
+                "{}: already exists (use --force to overwrite)",
+                target.display()
+            ),
+        ));
+    }
+    Ok(target)
+}
+
+/// Receive `size` bytes into `target` through its partial file.
+fn receive_to(stream: &UdtStream, target: &Path, size: u64, obs: &dyn Observer) -> Result<u64> {
+    let part = part_path(target);
+    let shown = target.display();
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&part)
+        .map_err(|e| TransferError::io(&shown, &e))?;
+    let mut got = 0u64;
+    while got < size {
+        let want = SLICE.min(size - got);
+        let n = match stream.recv_file(&file, got, want) {
+            Ok(n) => n,
+            Err(e) => {
+                let _ = fs::remove_file(&part);
+                return Err(TransferError::io(&shown, &e));
+            }
+        };
+        got += n;
+        obs.progress(n);
+        if n < want {
+            let _ = fs::remove_file(&part);
+            return Err(TransferError::new(
+                ErrorCode::Io,
+                format!("{shown}: the server closed after {got} of {size} bytes"),
+            ));
+        }
+    }
+    fs::rename(&part, target).map_err(|e| TransferError::io(&shown, &e))?;
+    Ok(got)
+}

@@ -1,0 +1,118 @@
+//! File transfer over one UDT stream: the protocol behind `udt cp` and `udt serve`.
+//!
+//! - [`protocol`]: frames, their bounds, and the exchange (read its module doc first);
+//! - [`paths`]: paths from the network made safe, confinement under a served root;
+//! - [`manifest`]: what will be sent, built by walking local sources;
+//! - [`sender`] / [`receiver`]: the two roles, each overlapping disk and network with a
+//!   helper thread (read-ahead on the sender, write-behind on the receiver);
+//! - [`resume`]: partial files and continuing them;
+//! - [`session`]: client (`download`, `upload`) and server (`serve_connection`) entry points;
+//! - [`legacy`]: the classic UDT4 `sendfile`/`recvfile` sample protocol.
+//!
+//! Contract: nothing a peer sends can make this code panic, allocate beyond a fixed bound,
+//! or touch a path outside the directory it was confined to; every failure becomes a
+//! [`TransferError`] that the peer is told about in an `Error` frame.
+
+pub mod error;
+pub mod legacy;
+pub mod manifest;
+pub mod paths;
+pub mod protocol;
+pub mod receiver;
+pub mod resume;
+pub mod sender;
+pub mod session;
+
+use udt::UdtStream;
+
+pub use error::{ErrorCode, TransferError};
+use protocol::{Frame, FrameReader, FrameWriter};
+
+/// Progress callbacks, called from the transfer's threads.
+pub trait Observer: Sync {
+    /// The manifest is agreed: `files` files (and directories), `bytes` bytes of file data.
+    fn start(&self, _files: u64, _bytes: u64) {}
+    /// `bytes` of a file were already at the receiver (resumed) and will not be sent.
+    fn resumed(&self, _bytes: u64) {}
+    /// `bytes` more file data crossed the network.
+    fn progress(&self, _bytes: u64) {}
+    /// One file was placed (receiver) or fully sent (sender).
+    fn file_done(&self, _path: &paths::RelPath, _size: u64) {}
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Quiet;
+
+impl Observer for Quiet {}
+
+/// What a finished transfer did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    /// Files and directories in the manifest.
+    pub files: u64,
+    /// Bytes of file data in the manifest.
+    pub bytes: u64,
+    /// File data that crossed the network in this run.
+    pub transferred: u64,
+    /// File data that was already at the receiver (resumed) and was not sent again.
+    pub resumed: u64,
+}
+
+/// Both directions of one connection, as frames.
+#[derive(Debug)]
+pub struct Link<'a> {
+    /// The stream (for its receive-queue state).
+    pub stream: &'a UdtStream,
+    /// Incoming frames.
+    pub reader: FrameReader<&'a UdtStream>,
+    /// Outgoing frames.
+    pub writer: FrameWriter<&'a UdtStream>,
+}
+
+impl<'a> Link<'a> {
+    /// Frames over `stream` (positioned after the magic).
+    pub fn new(stream: &'a UdtStream) -> Self {
+        Self {
+            stream,
+            reader: FrameReader::new(stream),
+            writer: FrameWriter::new(stream),
+        }
+    }
+
+    /// Send queued frames (without waiting for their acknowledgement).
+    pub fn push(&mut self) -> Result<(), TransferError> {
+        self.writer
+            .write_pending()
+            .map_err(|e| TransferError::io("connection", &e))
+    }
+
+    /// Queue one frame.
+    pub fn send(&mut self, frame: &Frame) -> Result<(), TransferError> {
+        self.writer
+            .send(frame)
+            .map_err(|e| TransferError::io("connection", &e))
+    }
+
+    /// Tell the peer about a local failure (best effort) and hand the error back. Errors
+    /// that came from the peer are not echoed.
+    pub fn fail(&mut self, err: TransferError) -> TransferError {
+        if !err.remote {
+            let _ = self.send(&Frame::error(&err));
+            let _ = self.push();
+        }
+        err
+    }
+}
+
+/// An `Error` frame from the peer as an error; any other frame as a protocol error.
+pub fn unexpected(frame: Frame, during: &str) -> TransferError {
+    match frame {
+        Frame::Error { code, message } => TransferError {
+            code,
+            message,
+            remote: true,
+        },
+        other => TransferError::protocol(format!("unexpected frame {during}: {other:?}")),
+    }
+}

@@ -1,0 +1,208 @@
+//! The receiving role: read the manifest, decide where every entry lands and refuse what
+//! must not happen (overwrite without `--force`, a path through a symbolic link), offer
+//! resumable prefixes, then take the files.
+//!
+//! Disk and network overlap: this thread reads `Data` frames into a pool of buffers, and a
+//! write-behind thread (`writer`) writes and hashes them into each file's partial file,
+//! checks the digest at `FileEnd`, and renames the file into place. A failure on either side
+//! (a full disk, a mismatched digest, a broken connection) stops both; the peer is told in
+//! an `Error` frame, and the partial file is removed unless `--resume` was asked.
+
+mod placement;
+mod writer;
+
+use std::path::Path;
+use std::sync::mpsc;
+use std::thread;
+
+use super::error::{ErrorCode, Result, TransferError};
+use super::manifest::{read_manifest, Entry, EntryKind};
+use super::protocol::{DataBuf, Frame, Incoming};
+use super::resume::existing_prefix;
+use super::{unexpected, Link, Observer, Summary};
+pub use placement::Placement;
+use writer::{Job, Writer};
+
+/// Receive buffers in flight (1 MiB each).
+const POOL_BUFFERS: usize = 8;
+
+/// How the receiver treats existing files.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReceiveOptions {
+    /// Overwrite existing files.
+    pub force: bool,
+    /// Keep partial files on failure; continue existing ones.
+    pub resume: bool,
+}
+
+/// Receive into `dest` (see [`Placement::decide`] for where entries land).
+pub fn receive(
+    link: &mut Link<'_>,
+    dest: &Path,
+    opts: ReceiveOptions,
+    obs: &dyn Observer,
+) -> Result<Summary> {
+    let result = receive_inner(link, dest, opts, obs);
+    result.map_err(|e| link.fail(e))
+}
+
+fn receive_inner(
+    link: &mut Link<'_>,
+    dest: &Path,
+    opts: ReceiveOptions,
+    obs: &dyn Observer,
+) -> Result<Summary> {
+    let entries = read_manifest(&mut link.reader)?;
+    let placement = Placement::decide(dest, &entries)?;
+    let plan = prepare(&placement, &entries, opts)?;
+    for (index, prefix) in plan.iter().enumerate() {
+        if let Some(p) = prefix {
+            link.send(&Frame::Resume {
+                index: index as u32, // fits: MAX_ENTRIES is 2^22
+                offset: p.len,
+                digest: p.digest(),
+            })?;
+        }
+    }
+    link.send(&Frame::Go)?;
+    link.push()?;
+    let total: u64 = entries.iter().map(|e| e.size).sum();
+    obs.start(entries.len() as u64, total);
+    let mut summary = take_files(link, &placement, &entries, plan, opts, obs)?;
+    summary.files = entries.len() as u64;
+    summary.bytes = total;
+    link.send(&Frame::Done {
+        files: summary.files,
+        bytes: summary.transferred,
+    })?;
+    link.push()?;
+    Ok(summary)
+}
+
+/// Check every destination and create the directories; returns each file's resumable
+/// prefix.
+fn prepare(
+    placement: &Placement,
+    entries: &[Entry],
+    opts: ReceiveOptions,
+) -> Result<Vec<Option<super::resume::Prefix>>> {
+    let mut plan = Vec::with_capacity(entries.len());
+    for entry in entries {
+        let target = placement.prepare(entry, opts.force)?;
+        let prefix = match (entry.kind, opts.resume) {
+            (EntryKind::File, true) => existing_prefix(&target, entry.size)
+                .map_err(|e| TransferError::io(entry.path.display(), &e))?,
+            _ => None,
+        };
+        plan.push(prefix);
+    }
+    Ok(plan)
+}
+
+/// Read `FileStart` / `Data` / `FileEnd` frames up to `End`, feeding the writer thread.
+fn take_files(
+    link: &mut Link<'_>,
+    placement: &Placement,
+    entries: &[Entry],
+    plan: Vec<Option<super::resume::Prefix>>,
+    opts: ReceiveOptions,
+    obs: &dyn Observer,
+) -> Result<Summary> {
+    let (job_tx, job_rx) = mpsc::sync_channel(POOL_BUFFERS);
+    let (free_tx, free_rx) = mpsc::channel();
+    for _ in 0..POOL_BUFFERS {
+        let _ = free_tx.send(DataBuf::new()); // cannot fail: free_rx is alive here
+    }
+    let writer = Writer::new(placement, entries, opts, obs);
+    thread::scope(|scope| {
+        let handle = scope.spawn(move || writer.run(job_rx, free_tx));
+        let read = read_frames(link, entries, plan, job_tx, free_rx, obs);
+        // The writer's error explains a read-side failure (it stopped taking jobs).
+        let written = handle
+            .join()
+            .unwrap_or_else(|_| Err(TransferError::new(ErrorCode::Io, "writer thread panicked")));
+        match (read, written) {
+            (Ok(summary), Ok(())) => Ok(summary),
+            (_, Err(e)) | (Err(e), Ok(())) => Err(e),
+        }
+    })
+}
+
+/// The network side of [`take_files`].
+fn read_frames(
+    link: &mut Link<'_>,
+    entries: &[Entry],
+    mut plan: Vec<Option<super::resume::Prefix>>,
+    jobs: mpsc::SyncSender<Job>,
+    free: mpsc::Receiver<DataBuf>,
+    obs: &dyn Observer,
+) -> Result<Summary> {
+    let stopped = || TransferError::new(ErrorCode::Io, "the writer stopped");
+    let mut summary = Summary::default();
+    let mut next_index = 0usize; // files arrive in manifest order, each once
+    let mut remaining = 0u64; // bytes still due for the open file
+    let mut open = false;
+    loop {
+        match link.reader.next_incoming()? {
+            Incoming::Data(len) => {
+                if !open || len as u64 > remaining {
+                    return Err(TransferError::protocol(
+                        "file data beyond the announced size",
+                    ));
+                }
+                let mut buf = free.recv().map_err(|_| stopped())?;
+                link.reader.read_data(&mut buf.space()[..len])?;
+                buf.set_len(len);
+                remaining -= len as u64;
+                summary.transferred += len as u64;
+                obs.progress(len as u64);
+                jobs.send(Job::Data(buf)).map_err(|_| stopped())?;
+            }
+            Incoming::Frame(Frame::FileStart { index, offset }) => {
+                let index = index as usize;
+                let entry = entries.get(index).filter(|e| e.kind == EntryKind::File);
+                let expected = next_file(entries, next_index);
+                let Some(entry) = entry.filter(|_| !open && Some(index) == expected) else {
+                    return Err(TransferError::protocol(format!("unexpected file {index}")));
+                };
+                let prefix = plan.get_mut(index).and_then(Option::take);
+                let prefix = match (offset, prefix) {
+                    (0, _) => None,
+                    (o, Some(p)) if o == p.len => Some(Box::new(p)),
+                    _ => return Err(TransferError::protocol("resume offset not offered")),
+                };
+                next_index = index + 1;
+                remaining = entry.size - offset;
+                open = true;
+                summary.resumed += offset;
+                obs.resumed(offset);
+                jobs.send(Job::Start { index, prefix })
+                    .map_err(|_| stopped())?;
+            }
+            Incoming::Frame(Frame::FileEnd { digest }) => {
+                if !open || remaining != 0 {
+                    return Err(TransferError::protocol("file ended before its size"));
+                }
+                open = false;
+                jobs.send(Job::End { digest }).map_err(|_| stopped())?;
+            }
+            Incoming::Frame(Frame::End) if !open => {
+                return check_all_sent(entries, next_index, summary)
+            }
+            Incoming::Frame(other) => return Err(unexpected(other, "during data")),
+        }
+    }
+}
+
+/// At `End`: no file of the manifest may have been skipped.
+fn check_all_sent(entries: &[Entry], next_index: usize, summary: Summary) -> Result<Summary> {
+    if next_file(entries, next_index).is_some() {
+        return Err(TransferError::protocol("the sender skipped files"));
+    }
+    Ok(summary)
+}
+
+/// The index of the first file entry at or after `from`.
+fn next_file(entries: &[Entry], from: usize) -> Option<usize> {
+    (from..entries.len()).find(|&i| entries[i].kind == EntryKind::File)
+}

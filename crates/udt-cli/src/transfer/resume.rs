@@ -1,0 +1,127 @@
+//! Partial files and resumption.
+//!
+//! Data is written to `.NAME.udt-part` beside the destination and renamed over `NAME` only
+//! once its BLAKE3 digest matched. With `--resume` a failed or interrupted transfer leaves
+//! that partial file in place; the next `--resume` run has the receiver announce its length
+//! and the BLAKE3 of its content (`Resume` frame). The sender hashes the same prefix of its
+//! file: if the digests agree it sends only the rest, and both ends carry on hashing from
+//! that prefix, so the final whole-file digest check still covers every byte; if they differ
+//! it starts again from byte 0.
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use super::paths::MAX_NAME_BYTES;
+use super::protocol::Digest;
+
+/// Suffix of partial files.
+pub const PART_SUFFIX: &str = ".udt-part";
+
+/// Bytes hashed per read when hashing a prefix.
+const HASH_CHUNK: usize = 1 << 20;
+
+/// The partial file for `target`: `.NAME.udt-part` in the same directory, or, when that
+/// would exceed the 255-byte name limit, a name made from the BLAKE3 of `NAME`.
+pub fn part_path(target: &Path) -> PathBuf {
+    let name = target.file_name().map_or(&[][..], |n| n.as_bytes());
+    let mut part = Vec::with_capacity(name.len() + 12);
+    if name.len() + 1 + PART_SUFFIX.len() <= MAX_NAME_BYTES {
+        part.push(b'.');
+        part.extend_from_slice(name);
+    } else {
+        part.extend_from_slice(b".long-");
+        part.extend_from_slice(blake3::hash(name).to_hex()[..32].as_bytes());
+    }
+    part.extend_from_slice(PART_SUFFIX.as_bytes());
+    target.with_file_name(OsString::from_vec(part))
+}
+
+/// What a receiver holds of one file: the prefix length and the hasher that has consumed it.
+#[derive(Debug, Clone)]
+pub struct Prefix {
+    /// Bytes held.
+    pub len: u64,
+    /// BLAKE3 state after those bytes.
+    pub hasher: blake3::Hasher,
+}
+
+impl Prefix {
+    /// The digest of the prefix, as announced in a `Resume` frame.
+    pub fn digest(&self) -> Digest {
+        *self.hasher.finalize().as_bytes()
+    }
+}
+
+/// Look at `target`'s partial file: if it is a regular file (not a link) with data, hash up
+/// to `size` bytes of it. `None` when there is nothing to resume.
+pub fn existing_prefix(target: &Path, size: u64) -> io::Result<Option<Prefix>> {
+    let part = part_path(target);
+    let meta = match fs::symlink_metadata(&part) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !meta.is_file() || meta.len() == 0 || size == 0 {
+        return Ok(None);
+    }
+    let file = super::paths::open_nofollow(&part)?;
+    let len = meta.len().min(size);
+    let hasher = hash_prefix(&file, len)?;
+    Ok(Some(Prefix { len, hasher }))
+}
+
+/// BLAKE3 state after the first `len` bytes of `file` (`UnexpectedEof` if it is shorter).
+pub fn hash_prefix(file: &File, len: u64) -> io::Result<blake3::Hasher> {
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0u8; HASH_CHUNK];
+    let mut at = 0u64;
+    while at < len {
+        let want = buf
+            .len()
+            .min(usize::try_from(len - at).unwrap_or(buf.len()));
+        let n = file.read_at(&mut buf[..want], at)?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "file shorter than the prefix to hash",
+            ));
+        }
+        hasher.update(&buf[..n]);
+        at += n as u64;
+    }
+    Ok(hasher)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn part_names_stay_within_the_name_limit() {
+        assert_eq!(
+            part_path(Path::new("/d/file.bin")),
+            Path::new("/d/.file.bin.udt-part")
+        );
+        let long = "x".repeat(250);
+        let p = part_path(&Path::new("/d").join(&long));
+        assert!(p.file_name().unwrap().len() <= MAX_NAME_BYTES);
+        assert!(p.to_string_lossy().ends_with(PART_SUFFIX));
+    }
+
+    #[test]
+    fn prefix_digest_matches_the_senders_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("f");
+        fs::write(part_path(&target), b"hello wor").unwrap();
+        let p = existing_prefix(&target, 5).unwrap().unwrap();
+        assert_eq!(p.len, 5);
+        assert_eq!(p.digest(), *blake3::hash(b"hello").as_bytes());
+        let p = existing_prefix(&target, 100).unwrap().unwrap();
+        assert_eq!(p.digest(), *blake3::hash(b"hello wor").as_bytes());
+        assert!(existing_prefix(&dir.path().join("g"), 5).unwrap().is_none());
+    }
+}

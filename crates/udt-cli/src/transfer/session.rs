@@ -1,0 +1,135 @@
+//! The two ends of a connection: the client's [`download`] and [`upload`], and the server's
+//! [`serve_connection`], which also answers classic UDT4 `recvfile` clients.
+
+use std::io::Read;
+use std::path::Path;
+
+use udt::UdtStream;
+
+use super::error::{ErrorCode, Result, TransferError};
+use super::legacy::{self, LegacyServed};
+use super::manifest::Manifest;
+use super::paths::{RelPath, Root};
+use super::protocol::{is_magic, Frame, MAGIC, VERSION};
+use super::receiver::{self, ReceiveOptions};
+use super::{sender, unexpected, Link, Observer, Quiet, Summary};
+
+/// Open the conversation: magic, version agreement.
+fn client_hello(stream: &UdtStream) -> Result<Link<'_>> {
+    let mut link = Link::new(stream);
+    link.writer.preface(&MAGIC);
+    link.send(&Frame::Hello { version: VERSION })?;
+    link.push()?;
+    match link.reader.next_frame()? {
+        Frame::Hello { version } if version >= 1 => Ok(link),
+        Frame::Hello { version } => Err(TransferError::new(
+            ErrorCode::Unsupported,
+            format!("the server speaks protocol version {version}, we need 1"),
+        )),
+        other => Err(unexpected(other, "in the greeting")),
+    }
+}
+
+/// Fetch `paths` (relative to the server's root) into `dest`.
+pub fn download(
+    stream: &UdtStream,
+    paths: Vec<RelPath>,
+    recursive: bool,
+    dest: &Path,
+    opts: ReceiveOptions,
+    obs: &dyn Observer,
+) -> Result<Summary> {
+    let mut link = client_hello(stream)?;
+    link.send(&Frame::Get { recursive, paths })?;
+    link.push()?;
+    receiver::receive(&mut link, dest, opts, obs)
+}
+
+/// Send `manifest` to `dest` (relative to the server's root; `None`: the root itself).
+pub fn upload(
+    stream: &UdtStream,
+    manifest: &Manifest,
+    dest: Option<RelPath>,
+    opts: ReceiveOptions,
+    obs: &dyn Observer,
+) -> Result<Summary> {
+    let mut link = client_hello(stream)?;
+    link.send(&Frame::Put {
+        dest,
+        force: opts.force,
+        resume: opts.resume,
+    })?;
+    link.push()?;
+    sender::send(&mut link, manifest, obs)
+}
+
+/// What the server did for one connection.
+#[derive(Debug)]
+pub enum Served {
+    /// A download: files sent.
+    Sent(Summary),
+    /// An upload: files received.
+    Received(Summary),
+    /// A classic UDT4 `recvfile` client.
+    Legacy(LegacyServed),
+}
+
+/// Serve one accepted connection under `root`, in whichever protocol its first 4 bytes
+/// announce (see [`super::protocol`]).
+pub fn serve_connection(stream: &UdtStream, root: &Root) -> Result<Served> {
+    let mut first = [0u8; 4];
+    (&*stream)
+        .read_exact(&mut first)
+        .map_err(|e| TransferError::io("connection", &e))?;
+    if !is_magic(first) {
+        return legacy::serve_classic(stream, first, root).map(Served::Legacy);
+    }
+    let mut link = Link::new(stream);
+    let result = serve_ours(&mut link, root);
+    result.map_err(|e| link.fail(e))
+}
+
+fn serve_ours(link: &mut Link<'_>, root: &Root) -> Result<Served> {
+    match link.reader.next_frame()? {
+        Frame::Hello { version } if version >= 1 => {}
+        Frame::Hello { version } => {
+            return Err(TransferError::new(
+                ErrorCode::Unsupported,
+                format!("protocol version {version} is not supported"),
+            ))
+        }
+        other => return Err(unexpected(other, "in the greeting")),
+    }
+    link.send(&Frame::Hello { version: VERSION })?;
+    link.push()?;
+    match link.reader.next_frame()? {
+        Frame::Get { recursive, paths } => {
+            let manifest = manifest_under(root, &paths, recursive)?;
+            sender::send(link, &manifest, &Quiet).map(Served::Sent)
+        }
+        Frame::Put {
+            dest,
+            force,
+            resume,
+        } => {
+            let dest = root.resolve_destination(dest.as_ref())?;
+            let opts = ReceiveOptions { force, resume };
+            receiver::receive(link, &dest, opts, &Quiet).map(Served::Received)
+        }
+        other => Err(unexpected(other, "as a request")),
+    }
+}
+
+/// The manifest of `paths` resolved under `root`; each keeps its last component as name.
+fn manifest_under(root: &Root, paths: &[RelPath], recursive: bool) -> Result<Manifest> {
+    let mut manifest = Manifest::default();
+    for path in paths {
+        let source = root.resolve_existing(Some(path))?;
+        let name = path.names().last().map(RelPath::from_name);
+        let Some(name) = name.transpose()? else {
+            return Err(TransferError::protocol("empty path"));
+        };
+        manifest.add(&source, name, recursive)?;
+    }
+    Ok(manifest)
+}
