@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use udt_proto::wire::Capabilities;
 use udt_proto::{DatagramEvent, Incoming, Instant, Transmit};
 
 use crate::mux::{Mux, MuxState};
@@ -80,11 +81,11 @@ impl Driver {
         Self {
             out: Output {
                 fd: mux.fd(),
-                tx: SendBatch::new(slot),
+                tx: SendBatch::new(slot, mux.socket_info.gso),
                 timers: BinaryHeap::new(),
                 retire: Vec::new(),
             },
-            rx: RecvBatch::new(slot),
+            rx: RecvBatch::new(slot, mux.socket_info.gro),
             pending: Vec::new(),
             mux,
         }
@@ -127,14 +128,19 @@ impl Driver {
             let clock = ArrivalClock::read(&self.mux);
             let mut state = self.mux.lock();
             for i in 0..n {
-                let arrival = clock.arrival(self.rx.arrival(i));
-                if let Some((from, data)) = self.rx.get(i) {
+                let info = self.rx.info(i);
+                let arrival = clock.arrival(info.arrival);
+                let Some((from, buf)) = self.rx.get(i) else {
+                    continue;
+                };
+                // A GRO train: its datagrams share the train's arrival time.
+                for data in sys::split(buf, info.segment) {
                     self.out
                         .route(&self.mux, &mut state, clock.now, arrival, from, data);
                 }
             }
             drop(state);
-            if n < sys::BATCH {
+            if n < self.rx.capacity() {
                 return;
             }
         }
@@ -231,7 +237,7 @@ impl Output {
             Some(DatagramEvent::NewConnection(incoming)) => {
                 self.accept(mux, state, now, incoming);
             }
-            Some(DatagramEvent::Response(t)) => self.commit(t),
+            Some(DatagramEvent::Response(t)) => self.commit(t, false),
             None => {}
         }
     }
@@ -240,10 +246,12 @@ impl Output {
     fn accept(&mut self, mux: &Mux, state: &mut MuxState, now: Instant, incoming: Incoming) {
         if state.accept_queue.len() >= state.backlog {
             let t = state.endpoint.reject(incoming, self.tx.buf_mut());
-            self.commit(t);
+            self.commit(t, false);
             return;
         }
-        let conn = ConnShared::new(state.endpoint.accept(now, incoming, None));
+        let mut accepted = state.endpoint.accept(now, incoming, None);
+        accepted.set_local_extensions(mux.local_capabilities());
+        let conn = ConnShared::new(accepted);
         state.conns.insert(conn.id, Arc::clone(&conn));
         {
             let mut st = conn.lock();
@@ -259,8 +267,14 @@ impl Output {
         if st.conn.poll_timeout().is_some_and(|t| t <= now) {
             st.conn.handle_timeout(now);
         }
+        // GSO trains only to a peer that announced it wants them (never to 4.11).
+        let gso = self.tx.gso()
+            && st
+                .conn
+                .peer_extensions()
+                .is_some_and(|c| c.contains(Capabilities::GSO));
         while let Some(t) = st.conn.poll_transmit(now, self.tx.buf_mut()) {
-            self.commit(t);
+            self.commit(t, gso);
         }
         let mut happened = false;
         while st.conn.poll_event().is_some() {
@@ -285,8 +299,8 @@ impl Output {
         }
     }
 
-    fn commit(&mut self, t: Transmit) {
-        self.tx.commit(t.destination, t.size);
+    fn commit(&mut self, t: Transmit, gso: bool) {
+        self.tx.commit(t.destination, t.size, gso);
         if self.tx.is_full() {
             self.flush();
         }

@@ -306,6 +306,10 @@ impl Socket {
         self.conn.lock().conn.path_stats()
     }
 
+    pub(crate) fn peer_extensions(&self) -> Option<udt_proto::wire::Capabilities> {
+        self.conn.lock().conn.peer_extensions()
+    }
+
     pub(crate) fn perfmon(&self, clear: bool) -> Perfmon {
         let (total, instant) = {
             let st = self.conn.lock();
