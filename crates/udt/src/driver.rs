@@ -169,7 +169,8 @@ impl Driver {
         }
     }
 
-    /// Remove connections that ended and have nothing left to send.
+    /// Remove connections that ended and have nothing left to send (called after the flush
+    /// that sent their last datagrams).
     fn retire_drained(&mut self) {
         if self.out.retire.is_empty() {
             return;
@@ -177,7 +178,11 @@ impl Driver {
         let mut state = self.mux.lock();
         for conn in self.out.retire.drain(..) {
             if state.conns.remove(&conn.id).is_some() {
-                state.endpoint.forget(&conn.lock().conn);
+                let mut st = conn.lock();
+                state.endpoint.forget(&st.conn);
+                // Its last datagrams were flushed before this: `close` may return.
+                st.retired = true;
+                conn.notify(&st);
             }
         }
     }
