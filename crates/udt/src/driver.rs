@@ -127,6 +127,9 @@ impl Driver {
             }
             let clock = ArrivalClock::read(&self.mux);
             let mut state = self.mux.lock();
+            // Consecutive datagrams for one connection are handed over one by one but the
+            // connection is driven (transmit, events, deadline) once, after the last.
+            let mut undriven: Option<Arc<ConnShared>> = None;
             for i in 0..n {
                 let info = self.rx.info(i);
                 let arrival = clock.arrival(info.arrival);
@@ -135,9 +138,21 @@ impl Driver {
                 };
                 // A GRO train: its datagrams share the train's arrival time.
                 for data in sys::split(buf, info.segment) {
-                    self.out
+                    let took = self
+                        .out
                         .route(&self.mux, &mut state, clock.now, arrival, from, data);
+                    match (&undriven, took) {
+                        (Some(prev), Some(conn)) if Arc::ptr_eq(prev, &conn) => {}
+                        (_, took) => {
+                            if let Some(prev) = std::mem::replace(&mut undriven, took) {
+                                self.out.drive_now(clock.now, &prev);
+                            }
+                        }
+                    }
                 }
+            }
+            if let Some(prev) = undriven {
+                self.out.drive_now(clock.now, &prev);
             }
             drop(state);
             if n < self.rx.capacity() {
@@ -217,7 +232,8 @@ impl Driver {
 
 impl Output {
     /// Hand one datagram that arrived at `arrival` to the endpoint and on to its connection;
-    /// what it triggers is sent as of `now`.
+    /// returns that connection, which the caller must drive (what it triggers is sent as of
+    /// `now`).
     fn route(
         &mut self,
         mux: &Mux,
@@ -226,18 +242,15 @@ impl Output {
         arrival: Instant,
         from: SocketAddr,
         data: &[u8],
-    ) {
+    ) -> Option<Arc<ConnShared>> {
         match state
             .endpoint
             .handle(arrival, from, data, self.tx.buf_mut())
         {
             Some(DatagramEvent::Connection(id)) => {
-                let Some(conn) = state.conns.get(&id).cloned() else {
-                    return;
-                };
-                let mut st = conn.lock();
-                st.conn.handle_datagram(arrival, from, data);
-                self.drive(now, &conn, &mut st);
+                let conn = state.conns.get(&id)?;
+                conn.lock().conn.handle_datagram(arrival, from, data);
+                return Some(Arc::clone(conn));
             }
             Some(DatagramEvent::NewConnection(incoming)) => {
                 self.accept(mux, state, now, incoming);
@@ -245,6 +258,12 @@ impl Output {
             Some(DatagramEvent::Response(t)) => self.commit(t, false),
             None => {}
         }
+        None
+    }
+
+    fn drive_now(&mut self, now: Instant, conn: &Arc<ConnShared>) {
+        let mut st = conn.lock();
+        self.drive(now, conn, &mut st);
     }
 
     /// A verified request: accept it into the queue, or refuse it when the backlog is full.

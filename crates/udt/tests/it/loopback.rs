@@ -57,7 +57,9 @@ fn our_peers_negotiate_offloads() {
     let mut c = UdtStream::connect(addr).expect("connect");
     c.set_write_timeout(Some(PATIENCE)).unwrap();
     send_pattern(&mut c, 8 << 20, 64 << 10).expect("send");
-    let caps = c.peer_capabilities().expect("the server announced its capabilities");
+    let caps = c
+        .peer_capabilities()
+        .expect("the server announced its capabilities");
     assert_eq!(caps.contains(udt::Capabilities::GSO), info.gso);
     assert_eq!(caps.contains(udt::Capabilities::GRO), info.gro);
     c.close().expect("close");
