@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Loopback benchmark, memory to memory: ours->ours (release), libudt->libudt (interop/ peers)
-# and kernel TCP; goodput and CPU seconds per GiB for sender and receiver (each end is its own
-# process, CPU from its getrusage). Then small-transfer completion times (1 MB and one packet)
-# for ours and libudt. Medians of REPS runs; results go to BENCHMARKS.md by hand.
+# Loopback benchmark, memory to memory: ours->ours (release; once with the UDP GSO/GRO fast
+# paths the two peers negotiate, once with them off: UDT_OFFLOAD=0), libudt->libudt
+# (interop/ peers) and kernel TCP; goodput and CPU seconds per GiB for sender and receiver
+# (each end is its own process, CPU from its getrusage). Then small-transfer completion times
+# (1 MB and one packet) for ours and libudt. Medians of REPS runs; results go to
+# BENCHMARKS.md by hand.
 #
 #   scripts/bench-loopback.sh [SECONDS=20] [REPS=3]
 #
@@ -39,6 +41,7 @@ pair() {
 
 for i in $(seq "$REPS"); do
   pair ours "$BP udt recv" "$BP udt send --seconds $SECS" "$i"
+  UDT_OFFLOAD=0 pair plain "$BP udt recv" "$BP udt send --seconds $SECS" "$i"
   pair libudt "$PEERS/udt_server --recv --bench" "$PEERS/udt_client --send --bench --seconds $SECS" "$i"
   pair tcp "$BP tcp recv" "$BP tcp send --seconds $SECS" "$i"
 done
@@ -70,7 +73,8 @@ def result(path):
     return None
 print(f"| pair | goodput Gbit/s | sender CPU-s/GiB | receiver CPU-s/GiB | runs |")
 print(f"|---|---|---|---|---|")
-for name, label in [("ours", "ours -> ours"), ("libudt", "libudt -> libudt"), ("tcp", "kernel TCP")]:
+for name, label in [("ours", "ours -> ours"), ("plain", "ours -> ours, no GSO/GRO"),
+                    ("libudt", "libudt -> libudt"), ("tcp", "kernel TCP")]:
     g, sc, rc = [], [], []
     for i in range(1, reps + 1):
         s, r = result(f"{out}/{name}.{i}.send"), result(f"{out}/{name}.{i}.recv")

@@ -92,11 +92,20 @@ impl Default for RttEstimator {
 }
 
 /// Receiver-side packet arrival speed (ACK word 4), from the last 16 inter-arrival times.
+///
+/// Datagrams that arrive with the *same* time (a runtime reading coalesced GRO trains, or a
+/// kernel that cut one GSO train apart, stamps them all alike) are one arrival event: the
+/// interval from that time to the next arrival is shared evenly among them. Recording zero
+/// intervals instead would make the median 0 and the estimate unknown, or, mixed with the
+/// gaps between trains, report the train rate as far too low (a 40-packet train every
+/// 200 µs read as one packet per 1.2 ms), which starved the sender's window.
 #[derive(Clone, Debug)]
 pub struct ArrivalSpeed {
     window_us: [u32; ARRIVAL_WINDOW],
     next: usize,
     last_arrival: Option<Instant>,
+    /// Packets that arrived at `last_arrival` (1 for an ordinary single arrival).
+    same_time: u32,
 }
 
 const ARRIVAL_WINDOW: usize = 16;
@@ -110,6 +119,7 @@ impl ArrivalSpeed {
             window_us: [1_000_000; ARRIVAL_WINDOW],
             next: 0,
             last_arrival: None,
+            same_time: 0,
         }
     }
 
@@ -117,12 +127,30 @@ impl ArrivalSpeed {
     ///
     /// The first call only sets the reference time. (4.11 measures the first interval from
     /// socket creation; that one sample is dropped by the median filter anyway.)
+    /// Arrivals stamped with the same time as the previous one are counted, and their
+    /// interval recorded once the next time arrives (see the type's documentation).
     pub fn on_arrival(&mut self, now: Instant) {
-        if let Some(last) = self.last_arrival {
-            self.window_us[self.next] = micros_u32(now - last);
-            self.next = (self.next + 1) % ARRIVAL_WINDOW;
+        match self.last_arrival {
+            Some(last) if last == now => {
+                self.same_time = self.same_time.saturating_add(1);
+                return;
+            }
+            Some(last) => {
+                let packets = self.same_time.max(1);
+                let mut interval = micros_u32((now - last) / packets);
+                if packets > 1 {
+                    // A train faster than 1 µs per packet must not read as "unknown".
+                    interval = interval.max(1);
+                }
+                for _ in 0..packets.min(ARRIVAL_WINDOW as u32) {
+                    self.window_us[self.next] = interval;
+                    self.next = (self.next + 1) % ARRIVAL_WINDOW;
+                }
+            }
+            None => {}
         }
         self.last_arrival = Some(now);
+        self.same_time = 1;
     }
 
     /// Packets per second, or 0 when too few intervals agree with the median.
@@ -346,6 +374,26 @@ mod tests {
         }
         // The 5 ms gap is > 8 × 200 µs and is dropped: 15 × 200 µs kept.
         assert_eq!(speed.speed_pkts(), 5_000);
+    }
+
+    #[test]
+    fn arrival_speed_spreads_trains_stamped_alike() {
+        // 40-packet trains every 200 µs (one GRO buffer each): 5 µs per packet, 200k/s.
+        let mut speed = ArrivalSpeed::new();
+        for train in 0..4 {
+            for _ in 0..40 {
+                speed.on_arrival(at(1_000 + train * 200));
+            }
+        }
+        assert_eq!(speed.speed_pkts(), 200_000);
+        // Trains faster than 1 µs per packet read as 1 µs, not as unknown.
+        let mut fast = ArrivalSpeed::new();
+        for train in 0..3 {
+            for _ in 0..40 {
+                fast.on_arrival(at(1_000 + train * 20));
+            }
+        }
+        assert_eq!(fast.speed_pkts(), 1_000_000);
     }
 
     #[test]

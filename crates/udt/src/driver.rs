@@ -31,6 +31,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use udt_proto::wire::Capabilities;
 use udt_proto::{DatagramEvent, Incoming, Instant, Transmit};
 
 use crate::mux::{Mux, MuxState};
@@ -80,11 +81,11 @@ impl Driver {
         Self {
             out: Output {
                 fd: mux.fd(),
-                tx: SendBatch::new(slot),
+                tx: SendBatch::new(slot, mux.socket_info.gso),
                 timers: BinaryHeap::new(),
                 retire: Vec::new(),
             },
-            rx: RecvBatch::new(slot),
+            rx: RecvBatch::new(slot, mux.socket_info.gro),
             pending: Vec::new(),
             mux,
         }
@@ -126,15 +127,35 @@ impl Driver {
             }
             let clock = ArrivalClock::read(&self.mux);
             let mut state = self.mux.lock();
+            // Consecutive datagrams for one connection are handed over one by one but the
+            // connection is driven (transmit, events, deadline) once, after the last.
+            let mut undriven: Option<Arc<ConnShared>> = None;
             for i in 0..n {
-                let arrival = clock.arrival(self.rx.arrival(i));
-                if let Some((from, data)) = self.rx.get(i) {
-                    self.out
+                let info = self.rx.info(i);
+                let arrival = clock.arrival(info.arrival);
+                let Some((from, buf)) = self.rx.get(i) else {
+                    continue;
+                };
+                // A GRO train: its datagrams share the train's arrival time.
+                for data in sys::split(buf, info.segment) {
+                    let took = self
+                        .out
                         .route(&self.mux, &mut state, clock.now, arrival, from, data);
+                    match (&undriven, took) {
+                        (Some(prev), Some(conn)) if Arc::ptr_eq(prev, &conn) => {}
+                        (_, took) => {
+                            if let Some(prev) = std::mem::replace(&mut undriven, took) {
+                                self.out.drive_now(clock.now, &prev);
+                            }
+                        }
+                    }
                 }
             }
+            if let Some(prev) = undriven {
+                self.out.drive_now(clock.now, &prev);
+            }
             drop(state);
-            if n < sys::BATCH {
+            if n < self.rx.capacity() {
                 return;
             }
         }
@@ -163,7 +184,8 @@ impl Driver {
         }
     }
 
-    /// Remove connections that ended and have nothing left to send.
+    /// Remove connections that ended and have nothing left to send (called after the flush
+    /// that sent their last datagrams).
     fn retire_drained(&mut self) {
         if self.out.retire.is_empty() {
             return;
@@ -171,7 +193,11 @@ impl Driver {
         let mut state = self.mux.lock();
         for conn in self.out.retire.drain(..) {
             if state.conns.remove(&conn.id).is_some() {
-                state.endpoint.forget(&conn.lock().conn);
+                let mut st = conn.lock();
+                state.endpoint.forget(&st.conn);
+                // Its last datagrams were flushed before this: `close` may return.
+                st.retired = true;
+                conn.notify(&st);
             }
         }
     }
@@ -206,7 +232,8 @@ impl Driver {
 
 impl Output {
     /// Hand one datagram that arrived at `arrival` to the endpoint and on to its connection;
-    /// what it triggers is sent as of `now`.
+    /// returns that connection, which the caller must drive (what it triggers is sent as of
+    /// `now`).
     fn route(
         &mut self,
         mux: &Mux,
@@ -215,35 +242,40 @@ impl Output {
         arrival: Instant,
         from: SocketAddr,
         data: &[u8],
-    ) {
+    ) -> Option<Arc<ConnShared>> {
         match state
             .endpoint
             .handle(arrival, from, data, self.tx.buf_mut())
         {
             Some(DatagramEvent::Connection(id)) => {
-                let Some(conn) = state.conns.get(&id).cloned() else {
-                    return;
-                };
-                let mut st = conn.lock();
-                st.conn.handle_datagram(arrival, from, data);
-                self.drive(now, &conn, &mut st);
+                let conn = state.conns.get(&id)?;
+                conn.lock().conn.handle_datagram(arrival, from, data);
+                return Some(Arc::clone(conn));
             }
             Some(DatagramEvent::NewConnection(incoming)) => {
                 self.accept(mux, state, now, incoming);
             }
-            Some(DatagramEvent::Response(t)) => self.commit(t),
+            Some(DatagramEvent::Response(t)) => self.commit(t, false),
             None => {}
         }
+        None
+    }
+
+    fn drive_now(&mut self, now: Instant, conn: &Arc<ConnShared>) {
+        let mut st = conn.lock();
+        self.drive(now, conn, &mut st);
     }
 
     /// A verified request: accept it into the queue, or refuse it when the backlog is full.
     fn accept(&mut self, mux: &Mux, state: &mut MuxState, now: Instant, incoming: Incoming) {
         if state.accept_queue.len() >= state.backlog {
             let t = state.endpoint.reject(incoming, self.tx.buf_mut());
-            self.commit(t);
+            self.commit(t, false);
             return;
         }
-        let conn = ConnShared::new(state.endpoint.accept(now, incoming, None));
+        let mut accepted = state.endpoint.accept(now, incoming, None);
+        accepted.set_local_extensions(mux.local_capabilities());
+        let conn = ConnShared::new(accepted);
         state.conns.insert(conn.id, Arc::clone(&conn));
         {
             let mut st = conn.lock();
@@ -259,8 +291,14 @@ impl Output {
         if st.conn.poll_timeout().is_some_and(|t| t <= now) {
             st.conn.handle_timeout(now);
         }
+        // GSO trains only to a peer that announced it wants them (never to 4.11).
+        let gso = self.tx.gso()
+            && st
+                .conn
+                .peer_extensions()
+                .is_some_and(|c| c.contains(Capabilities::GSO));
         while let Some(t) = st.conn.poll_transmit(now, self.tx.buf_mut()) {
-            self.commit(t);
+            self.commit(t, gso);
         }
         let mut happened = false;
         while st.conn.poll_event().is_some() {
@@ -285,8 +323,8 @@ impl Output {
         }
     }
 
-    fn commit(&mut self, t: Transmit) {
-        self.tx.commit(t.destination, t.size);
+    fn commit(&mut self, t: Transmit, gso: bool) {
+        self.tx.commit(t.destination, t.size, gso);
         if self.tx.is_full() {
             self.flush();
         }

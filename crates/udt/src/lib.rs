@@ -60,6 +60,8 @@ pub use options::{OptValue, OptionError, SocketOptions, UdtOpt};
 #[doc(hidden)]
 pub use poller::PollHandle;
 pub use poller::{PollEvent, Poller, Ready, Source, Token};
+pub use sys::{BufferSize, SocketInfo};
+pub use udt_proto::wire::Capabilities;
 pub use udt_proto::{
     ConfigError, ConnectionConfig, ConnectionError, ConnectionStats, Mode, PathStats, State,
 };

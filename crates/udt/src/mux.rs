@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Instant as StdInstant;
 
+use udt_proto::wire::Capabilities;
 use udt_proto::{ConnectError, ConnectionConfig, Endpoint, Instant, SocketId};
 
 use crate::driver;
@@ -40,6 +41,8 @@ pub(crate) struct Mux {
     /// The UDP-level options the port was opened with (UDT_REUSEADDR is reported from here:
     /// it is never the kernel option).
     pub(crate) udp_options: sys::UdpOptions,
+    /// What the kernel granted the socket (offloads, buffer sizes).
+    pub(crate) socket_info: sys::SocketInfo,
     state: Mutex<MuxState>,
     accept_cond: Condvar,
     pending: Mutex<Vec<Arc<ConnShared>>>,
@@ -78,6 +81,21 @@ impl Mux {
 
     pub(crate) fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The capabilities this port's connections announce to their peers (see
+    /// `udt_proto::wire::extension`): GSO trains are welcome when this kernel has GSO (a
+    /// kernel that has it also cuts trains apart for a socket without GRO), and GRO says
+    /// whether this side receives them coalesced.
+    pub(crate) fn local_capabilities(&self) -> Capabilities {
+        let mut caps = Capabilities::NONE;
+        if self.socket_info.gso {
+            caps = caps.union(Capabilities::GSO);
+        }
+        if self.socket_info.gro {
+            caps = caps.union(Capabilities::GRO);
+        }
+        caps
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, MuxState> {
@@ -137,7 +155,7 @@ impl MuxRef {
         max_datagram: usize,
         udp: &sys::UdpOptions,
     ) -> io::Result<Self> {
-        let socket = sys::bind_udp(addr, udp)?;
+        let (socket, socket_info) = sys::bind_udp(addr, udp)?;
         let local_addr = socket.local_addr()?;
         let mut seed = [0u8; 8];
         fill_random(&mut seed);
@@ -148,6 +166,7 @@ impl MuxRef {
             epoch: StdInstant::now(),
             max_datagram,
             udp_options: *udp,
+            socket_info,
             state: Mutex::new(MuxState {
                 endpoint: Endpoint::new(u64::from_ne_bytes(seed)),
                 conns: HashMap::new(),
@@ -240,10 +259,11 @@ impl MuxRef {
         let now = self.0.now();
         let conn = {
             let mut state = self.0.lock();
-            let conn = state
+            let mut conn = state
                 .endpoint
                 .connect(now, remote, config)
                 .map_err(connect_error)?;
+            conn.set_local_extensions(self.0.local_capabilities());
             let shared = ConnShared::new(conn);
             state.conns.insert(shared.id, Arc::clone(&shared));
             shared

@@ -42,6 +42,9 @@ pub(crate) struct ConnState {
     pub(crate) armed: Option<Instant>,
     /// Queued for the driver after an application call (dedupes wake-ups).
     pub(crate) dirty: bool,
+    /// The I/O thread removed the drained connection, after sending its last datagrams
+    /// (so `close` can return knowing its Shutdown left).
+    pub(crate) retired: bool,
     /// Application threads blocked on `cond`.
     waiters: u32,
 }
@@ -54,6 +57,7 @@ impl ConnShared {
                 conn,
                 armed: None,
                 dirty: false,
+                retired: false,
                 waiters: 0,
             }),
             cond: Condvar::new(),

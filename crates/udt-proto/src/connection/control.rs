@@ -36,7 +36,14 @@ impl Connection {
             ControlBody::Error { code } => {
                 self.finish_close(Some(ConnectionError::PeerError(code)));
             }
-            ControlBody::UserDefined { ext_type, body, .. } => {
+            ControlBody::UserDefined {
+                ext_type,
+                info,
+                body,
+            } => {
+                if self.on_user_defined(ext_type, info, &body) {
+                    return;
+                }
                 self.cc.on_custom_message(now, ext_type, &body);
                 self.refresh_cc();
             }

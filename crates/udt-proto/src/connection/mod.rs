@@ -17,6 +17,7 @@
 //! control packets, `timers` runs the deadlines.
 
 mod control;
+mod extension;
 mod recv;
 mod send;
 mod state;
@@ -102,6 +103,8 @@ pub struct Connection {
     control_out: VecDeque<ControlBody>,
     events: VecDeque<Event>,
     stats: ConnectionStats,
+    /// The capability exchange (`extension.rs`).
+    ext: extension::ExtensionState,
 }
 
 /// Sender-side state (4.11 names in the comments).
@@ -283,6 +286,7 @@ impl Connection {
             control_out: VecDeque::new(),
             events: VecDeque::new(),
             stats: ConnectionStats::default(),
+            ext: extension::ExtensionState::default(),
             config,
         }
     }
@@ -412,6 +416,8 @@ impl Connection {
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
         let start = buf.len();
         if let Some(body) = self.control_out.pop_front() {
+            self.emit_control(body, buf);
+        } else if let Some(body) = self.poll_announcement() {
             self.emit_control(body, buf);
         } else if !self.poll_data(now, buf) {
             return None;

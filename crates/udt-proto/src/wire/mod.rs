@@ -43,6 +43,7 @@
 pub mod ack;
 pub mod control;
 pub mod data;
+pub mod extension;
 pub mod handshake;
 pub mod header;
 pub mod loss_list;
@@ -60,6 +61,9 @@ use crate::time::{duration_micros, Instant};
 pub use ack::{AckDetails, AckRates, AckRepr};
 pub use control::{ControlBody, ControlRepr, ControlType};
 pub use data::{emit_data_header, Boundary, DataHeader, DataRepr};
+pub use extension::{
+    Capabilities, CapabilityAnnouncement, CAPABILITY_MAGIC, EXT_TYPE_CAPABILITIES,
+};
 pub use handshake::{peer_ip_from_words, peer_ip_words, HandshakeRepr, ReqType, SocketType};
 pub use header::{field, Header};
 pub use loss_list::{emit_nak_body, LossListIter, NakRepr, SeqRange};

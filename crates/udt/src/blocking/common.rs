@@ -136,6 +136,18 @@ macro_rules! common_socket_methods {
                 Ok(self.socket.peer_addr())
             }
 
+            /// What the kernel granted this socket's UDP port: buffer sizes (and whether
+            /// they were capped) and the offloads in use.
+            pub fn socket_info(&self) -> crate::SocketInfo {
+                self.socket.multiplexer().mux().socket_info
+            }
+
+            /// What the peer announced beyond UDT4 (`None`: nothing, as from every 4.11
+            /// peer, or not yet arrived). GSO trains go only to a peer announcing GSO.
+            pub fn peer_capabilities(&self) -> Option<udt_proto::wire::Capabilities> {
+                self.socket.peer_extensions()
+            }
+
             /// UDT4 `setsockopt` on a connected socket: UDT_SNDSYN, UDT_RCVSYN, UDT_LINGER,
             /// UDT_SNDTIMEO, UDT_RCVTIMEO and UDT_MAXBW apply at once; options that shape
             /// the connection or its port give [`crate::OptionError::TooLate`]; read-only and

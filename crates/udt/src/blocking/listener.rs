@@ -122,6 +122,12 @@ impl UdtListener {
         Ok(self.mux.mux().local_addr())
     }
 
+    /// What the kernel granted the listening UDP port: buffer sizes (and whether they were
+    /// capped) and the offloads in use.
+    pub fn socket_info(&self) -> crate::SocketInfo {
+        self.mux.mux().socket_info
+    }
+
     /// Stop the multiplexer at once without telling any peer, as if the process died; the
     /// peers of its connections must find out by themselves. For tests.
     #[doc(hidden)]

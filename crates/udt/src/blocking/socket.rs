@@ -222,7 +222,8 @@ impl Socket {
         if !self.send_blocking.load(Relaxed) {
             return Ok(());
         }
-        self.conn
+        let result = self
+            .conn
             .wait_until(None, |st| {
                 (st.conn.state() == State::Closed).then(|| match st.conn.error() {
                     None | Some(ConnectionError::LocallyClosed | ConnectionError::PeerClosed) => {
@@ -231,7 +232,14 @@ impl Socket {
                     Some(e) => Err(e.into()),
                 })
             })
-            .unwrap_or(Ok(()))
+            .unwrap_or(Ok(()));
+        // Closed is reached when the Shutdown is queued, not sent: wait (briefly, in case
+        // the I/O thread is gone) until it left, or a process exiting right after `close`
+        // leaves its peer to time out.
+        let deadline = std::time::Instant::now() + Duration::from_secs(1);
+        self.conn
+            .wait_until(Some(deadline), |st| st.retired.then_some(()));
+        result
     }
 
     /// Begin closing without waiting (what `Drop` does): no more writes; queued data drains
@@ -304,6 +312,10 @@ impl Socket {
 
     pub(crate) fn path_stats(&self) -> PathStats {
         self.conn.lock().conn.path_stats()
+    }
+
+    pub(crate) fn peer_extensions(&self) -> Option<udt_proto::wire::Capabilities> {
+        self.conn.lock().conn.peer_extensions()
     }
 
     pub(crate) fn perfmon(&self, clear: bool) -> Perfmon {

@@ -1,11 +1,13 @@
-//! Operating-system glue: opening the UDP socket with large buffers, and address conversion
-//! for the raw batched calls. The batched I/O, the waker and the precise wait are in
-//! [`linux`]; this phase supports Linux only.
+//! Operating-system glue: opening the UDP socket with large buffers and the offloads the
+//! kernel has (receive timestamps, UDP GSO/GRO), and address conversion for the raw batched
+//! calls. The batched I/O, the waker and the precise wait are in [`linux`]; the pure halves
+//! of GSO/GRO (planning trains, splitting them) in [`segments`]. Linux only for now.
 
 #[cfg(not(target_os = "linux"))]
 compile_error!("the udt runtime currently supports Linux only");
 
 mod linux;
+mod segments;
 
 use std::io;
 use std::mem::size_of;
@@ -14,7 +16,8 @@ use std::os::fd::AsRawFd;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-pub(crate) use linux::{set_precise_timers, wait, RecvBatch, SendBatch, Waker, BATCH};
+pub(crate) use linux::{set_precise_timers, wait, RecvBatch, SendBatch, Waker};
+pub(crate) use segments::split;
 
 /// Kernel socket buffer we ask for in each direction: about 5 ms at 10 Gbit/s, enough to ride
 /// out the I/O thread being descheduled for a moment.
@@ -41,8 +44,44 @@ impl Default for UdpOptions {
     }
 }
 
+/// What the kernel granted one multiplexer's socket: offloads and buffer sizes. Read it with
+/// `UdtStream::socket_info` (or the listener's), e.g. to see whether the kernel capped the
+/// buffers asked for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SocketInfo {
+    /// Kernel receive timestamps (`SO_TIMESTAMPNS`) feed the arrival-time estimators.
+    pub rx_timestamps: bool,
+    /// UDP segmentation offload (`UDP_SEGMENT`) is available for sending to peers that
+    /// announced it.
+    pub gso: bool,
+    /// UDP receive coalescing (`UDP_GRO`) is on.
+    pub gro: bool,
+    /// `SO_SNDBUF`.
+    pub send_buffer: BufferSize,
+    /// `SO_RCVBUF`.
+    pub recv_buffer: BufferSize,
+}
+
+/// A socket buffer size asked for and granted, in bytes of payload (Linux reports twice the
+/// value set, bookkeeping included; this is half of what it reports).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BufferSize {
+    /// What the runtime (or UDP_SNDBUF / UDP_RCVBUF) asked for.
+    pub asked: usize,
+    /// What the kernel granted.
+    pub granted: usize,
+}
+
+impl BufferSize {
+    /// The kernel granted less than asked (raise `net.core.rmem_max` / `wmem_max`, or run
+    /// with CAP_NET_ADMIN so the runtime can force it).
+    pub fn is_capped(&self) -> bool {
+        self.granted < self.asked
+    }
+}
+
 /// A non-blocking UDP socket bound to `addr`, with socket buffers raised as far as the kernel
-/// lets us (or as `opts` says).
+/// lets us (or as `opts` says), receive timestamps and the UDP offloads the kernel offers.
 ///
 /// No `SO_REUSEADDR`, whatever `opts.reuse_addr` says: on a UDP socket it lets a second socket
 /// bind the same port, and the kernel then delivers each datagram to only one of them. Worse,
@@ -51,61 +90,79 @@ impl Default for UdpOptions {
 /// handshake responses (and later their control packets) to the other socket. UDT_REUSEADDR's
 /// meaning in 4.11 is sharing a multiplexer inside the process, which is the multiplexer
 /// layer's business, not the kernel's.
-pub(crate) fn bind_udp(addr: SocketAddr, opts: &UdpOptions) -> io::Result<UdpSocket> {
+pub(crate) fn bind_udp(addr: SocketAddr, opts: &UdpOptions) -> io::Result<(UdpSocket, SocketInfo)> {
     let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
     if addr.is_ipv6() {
         // Dual-stack where the system allows it: one port serves both families, as 4.11
         // does not, but it is harmless and what applications expect from `[::]`.
         let _ = socket.set_only_v6(false);
     }
-    raise_buffers(&socket, opts);
+    let (send_buffer, recv_buffer) = (
+        raise_buffer(&socket, opts, false),
+        raise_buffer(&socket, opts, true),
+    );
     socket.bind(&addr.into())?;
     socket.set_nonblocking(true)?;
-    if rx_timestamps_wanted() {
-        if let Err(e) = linux::enable_rx_timestamps(socket.as_raw_fd()) {
-            tracing::warn!(error = %e, "no kernel receive timestamps (SO_TIMESTAMPNS)");
+    let fd = socket.as_raw_fd();
+    let mut info = SocketInfo {
+        send_buffer,
+        recv_buffer,
+        ..SocketInfo::default()
+    };
+    if env_switch("UDT_RX_TIMESTAMPS") {
+        match linux::enable_rx_timestamps(fd) {
+            Ok(()) => info.rx_timestamps = true,
+            Err(e) => tracing::warn!(error = %e, "no kernel receive timestamps (SO_TIMESTAMPNS)"),
         }
     }
-    Ok(socket.into())
-}
-
-/// Kernel receive timestamps are on unless `UDT_RX_TIMESTAMPS=0` is set in the environment
-/// (a diagnostic switch, to compare the estimators with and without them).
-fn rx_timestamps_wanted() -> bool {
-    static WANTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WANTED.get_or_init(|| std::env::var_os("UDT_RX_TIMESTAMPS").is_none_or(|v| v != "0"))
-}
-
-fn raise_buffers(socket: &Socket, opts: &UdpOptions) {
-    for recv in [true, false] {
-        let name = if recv { "SO_RCVBUF" } else { "SO_SNDBUF" };
-        let asked = if recv {
-            opts.recv_buffer
-        } else {
-            opts.send_buffer
-        };
-        let asked = asked.unwrap_or(SOCKET_BUFFER_BYTES);
-        if let Err(e) = linux::force_buffer(socket, recv, asked) {
-            tracing::warn!(error = %e, "cannot set {name}");
-            continue;
-        }
-        let got = if recv {
-            socket.recv_buffer_size()
-        } else {
-            socket.send_buffer_size()
-        };
-        // Linux reports twice the value set (bookkeeping overhead included).
-        match got {
-            Ok(n) if n < asked => tracing::warn!(
-                asked,
-                got = n,
-                "{name} capped by the kernel (raise net.core.{}mem_max)",
-                if recv { "r" } else { "w" }
-            ),
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "cannot read {name}"),
+    if env_switch("UDT_OFFLOAD") && env_switch("UDT_GSO") {
+        info.gso = linux::gso_supported(fd);
+    }
+    if env_switch("UDT_OFFLOAD") && env_switch("UDT_GRO") {
+        match linux::enable_gro(fd) {
+            Ok(()) => info.gro = true,
+            Err(e) => tracing::debug!(error = %e, "no UDP GRO"),
         }
     }
+    Ok((socket.into(), info))
+}
+
+/// Diagnostic switches, on unless the variable is set to `0`: `UDT_RX_TIMESTAMPS` (kernel
+/// receive timestamps, to compare the estimators with and without them) and `UDT_OFFLOAD`
+/// (UDP GSO and GRO, to measure what they bring; `UDT_GSO` and `UDT_GRO` for each alone).
+fn env_switch(name: &str) -> bool {
+    std::env::var_os(name).is_none_or(|v| v != "0")
+}
+
+/// Set one socket buffer (forced past `net.core.*mem_max` when we may) and report what the
+/// kernel granted, with a warning when it capped the request.
+fn raise_buffer(socket: &Socket, opts: &UdpOptions, recv: bool) -> BufferSize {
+    let (name, asked) = if recv {
+        ("SO_RCVBUF", opts.recv_buffer)
+    } else {
+        ("SO_SNDBUF", opts.send_buffer)
+    };
+    let asked = asked.unwrap_or(SOCKET_BUFFER_BYTES);
+    if let Err(e) = linux::force_buffer(socket, recv, asked) {
+        tracing::warn!(error = %e, "cannot set {name}");
+    }
+    let got = if recv {
+        socket.recv_buffer_size()
+    } else {
+        socket.send_buffer_size()
+    };
+    // Linux reports twice the value set (bookkeeping overhead included).
+    let granted = got.map_or(0, |n| n / 2);
+    let size = BufferSize { asked, granted };
+    if size.is_capped() {
+        tracing::warn!(
+            asked,
+            granted,
+            "{name} capped by the kernel (raise net.core.{}mem_max or run with CAP_NET_ADMIN)",
+            if recv { "r" } else { "w" }
+        );
+    }
+    size
 }
 
 /// Write `addr` into `storage`; returns the length to pass to the kernel.

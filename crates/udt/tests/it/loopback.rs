@@ -40,6 +40,34 @@ fn bulk_64_mib_arrives_intact() {
     transfer(64 << 20);
 }
 
+/// Two of our peers announce their capabilities to each other (so bulk data goes in GSO
+/// trains where the kernel has GSO), and the socket reports what the kernel granted.
+#[test]
+fn our_peers_negotiate_offloads() {
+    let listener = listener();
+    let info = listener.socket_info();
+    assert!(info.recv_buffer.granted > 0 && info.send_buffer.granted > 0);
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        s.set_read_timeout(Some(PATIENCE)).unwrap();
+        let got = recv_pattern(&mut s).expect("receive");
+        (got, s.peer_capabilities())
+    });
+    let mut c = UdtStream::connect(addr).expect("connect");
+    c.set_write_timeout(Some(PATIENCE)).unwrap();
+    send_pattern(&mut c, 8 << 20, 64 << 10).expect("send");
+    let caps = c
+        .peer_capabilities()
+        .expect("the server announced its capabilities");
+    assert_eq!(caps.contains(udt::Capabilities::GSO), info.gso);
+    assert_eq!(caps.contains(udt::Capabilities::GRO), info.gro);
+    c.close().expect("close");
+    let (got, server_saw) = server.join().unwrap();
+    assert_eq!(got, 8 << 20);
+    assert!(server_saw.is_some(), "the client announced nothing");
+}
+
 #[test]
 fn one_megabyte_completes() {
     // Timing is printed, not asserted (the target is < 20 ms).

@@ -18,6 +18,13 @@ fn our_client_streams_to_libudt_server() {
     let mut c = UdtStream::connect(addr).expect("connect to libudt");
     c.set_write_timeout(Some(PATIENCE)).unwrap();
     let (sha, took) = send_pattern(&mut c, total).expect("send");
+    // We announced our capabilities (a 0x7FFF control packet); libudt ignored it and
+    // announced nothing, so no GSO trains went to it.
+    assert_eq!(
+        c.peer_capabilities(),
+        None,
+        "libudt cannot announce anything"
+    );
     c.close().expect("graceful close against libudt");
     let r = srv.result(RESULT_WAIT);
     println!(
@@ -44,6 +51,11 @@ fn libudt_client_streams_to_our_listener() {
     let (mut s, _) = l.accept().expect("accept libudt");
     s.set_read_timeout(Some(PATIENCE)).unwrap();
     let (got, sha, took) = recv_pattern(&mut s).expect("receive");
+    assert_eq!(
+        s.peer_capabilities(),
+        None,
+        "libudt cannot announce anything"
+    );
     let r = cli.result(RESULT_WAIT);
     println!(
         "libudt -> ours: {got} B in {took:.2?} ({:.0} Mbit/s); libudt: {}",

@@ -1,0 +1,76 @@
+//! The capability exchange (see [`crate::wire::extension`]): what this side announces, what
+//! the peer announced, and when the announcement (or the one answer to the peer's) is due.
+//!
+//! The core only negotiates; what a capability means for sending and receiving is the
+//! runtime's business (it reads [`Connection::peer_extensions`] and batches accordingly).
+
+use super::{Connection, State};
+use crate::wire::{Capabilities, CapabilityAnnouncement, ControlBody};
+
+/// Per-connection exchange state.
+#[derive(Debug, Default)]
+pub(super) struct ExtensionState {
+    /// What we announce; `None` (the default): announce nothing, as a plain UDT4 peer.
+    local: Option<Capabilities>,
+    /// What the peer announced; `None` until its announcement arrives (never, from 4.11).
+    peer: Option<Capabilities>,
+    /// Our first announcement has gone out.
+    sent: bool,
+    /// The peer's announcement said it has not heard ours: answer once.
+    answer_due: bool,
+}
+
+impl Connection {
+    /// Announce `caps` to the peer once connected (call before or after the handshake; the
+    /// announcement goes out after the handshake response). Without this call a connection
+    /// announces nothing. Later calls change the bits only if nothing was sent yet.
+    pub fn set_local_extensions(&mut self, caps: Capabilities) {
+        if !self.ext.sent {
+            self.ext.local = Some(caps);
+        }
+    }
+
+    /// What the peer announced: `None` for a peer that announced nothing (every 4.11 peer),
+    /// or whose announcement has not arrived yet.
+    pub fn peer_extensions(&self) -> Option<Capabilities> {
+        self.ext.peer
+    }
+
+    /// The capabilities both sides announced (empty until the peer's announcement arrives).
+    pub fn common_extensions(&self) -> Capabilities {
+        match (self.ext.local, self.ext.peer) {
+            (Some(local), Some(peer)) => local.intersection(peer),
+            _ => Capabilities::NONE,
+        }
+    }
+
+    /// A user-defined control packet that may be the peer's announcement; false if it is not
+    /// (then it belongs to the congestion controller).
+    pub(super) fn on_user_defined(&mut self, ext_type: u16, info: u32, body: &[u8]) -> bool {
+        let Some(ann) = CapabilityAnnouncement::from_user_defined(ext_type, info, body) else {
+            return false;
+        };
+        self.ext.peer = Some(ann.capabilities);
+        // Only answer a peer that has not heard us, and only if we announce at all.
+        if !ann.heard && self.ext.local.is_some() && self.ext.sent {
+            self.ext.answer_due = true;
+        }
+        true
+    }
+
+    /// The announcement to send now, if one is due: our first once connected, or the one
+    /// answer to a peer that has not heard it.
+    pub(crate) fn poll_announcement(&mut self) -> Option<ControlBody> {
+        let local = self.ext.local?;
+        if self.state != State::Connected || (self.ext.sent && !self.ext.answer_due) {
+            return None;
+        }
+        self.ext.sent = true;
+        self.ext.answer_due = false;
+        let ann = CapabilityAnnouncement {
+            capabilities: local,
+            heard: self.ext.peer.is_some(),
+        };
+        Some(ann.to_control_body())
+    }
+}

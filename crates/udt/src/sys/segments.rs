@@ -1,0 +1,177 @@
+//! The pure halves of UDP segmentation offload: cutting a coalesced receive buffer (`UDP_GRO`)
+//! back into datagrams, and grouping queued datagrams into segmentation-offload sends
+//! (`UDP_SEGMENT`). No system calls here, so both are unit-tested on their own.
+//!
+//! A GRO buffer is a train of datagrams of `gso_size` bytes each, the last possibly shorter;
+//! the kernel says `gso_size` in a control message. A GSO send is the mirror image: one
+//! buffer, one destination, all segments but the last of equal size.
+
+use std::net::SocketAddr;
+
+/// Most segments one GSO send may carry (the kernel's `UDP_MAX_SEGMENTS` is 64 on older
+/// kernels, 128 on newer ones).
+pub(crate) const MAX_SEGMENTS: usize = 64;
+/// Most bytes one GSO send may carry: a UDP payload must fit a 16-bit IP length with the
+/// IPv6 and UDP headers.
+pub(crate) const MAX_GSO_BYTES: usize = 65_535 - 40 - 8;
+
+/// The datagrams in a received buffer of `buf.len()` bytes whose segment size the kernel
+/// reported as `seg` (`None` or 0: not coalesced, one datagram). Total for any input: at
+/// most `buf.len() / seg + 1` slices, each within `buf`; an empty buffer is one empty
+/// datagram, as UDP allows.
+pub(crate) fn split(buf: &[u8], seg: Option<usize>) -> impl Iterator<Item = &[u8]> {
+    let seg = match seg {
+        Some(s) if s > 0 && s < buf.len() => s,
+        _ => buf.len().max(1),
+    };
+    let single = buf.is_empty().then_some(buf);
+    single.into_iter().chain(buf.chunks(seg))
+}
+
+/// One datagram queued for sending: where to, and where its bytes sit in the batch buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Queued {
+    pub(crate) to: SocketAddr,
+    pub(crate) start: usize,
+    pub(crate) len: usize,
+    /// Its destination accepts GSO trains (the peer announced it).
+    pub(crate) gso: bool,
+}
+
+/// Consecutive queued datagrams sent as one message: `count` datagrams from index `first`,
+/// as one GSO send of `seg`-byte segments when `count > 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub(crate) first: usize,
+    pub(crate) count: usize,
+    pub(crate) seg: usize,
+}
+
+/// Group `queued` into runs, appending them to `out`. With `gso` off, or for datagrams whose
+/// destination did not ask for it, every run is a single datagram. A run holds datagrams
+/// that are adjacent in the buffer, go to the same destination, and all have the first one's
+/// size except possibly the last (which ends the run).
+pub(crate) fn plan(queued: &[Queued], gso: bool, out: &mut Vec<Run>) {
+    let mut i = 0;
+    while i < queued.len() {
+        let head = queued[i];
+        let mut run = Run {
+            first: i,
+            count: 1,
+            seg: head.len,
+        };
+        if gso && head.gso && head.len > 0 {
+            let mut end = head.start + head.len;
+            let mut bytes = head.len;
+            while let Some(next) = queued.get(i + run.count) {
+                let fits = next.gso
+                    && next.to == head.to
+                    && next.start == end
+                    && next.len > 0
+                    && next.len <= run.seg
+                    && run.count < MAX_SEGMENTS
+                    && bytes + next.len <= MAX_GSO_BYTES;
+                if !fits {
+                    break;
+                }
+                run.count += 1;
+                end += next.len;
+                bytes += next.len;
+                if next.len < run.seg {
+                    break;
+                }
+            }
+        }
+        i += run.count;
+        out.push(run);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    #[test]
+    fn split_cuts_a_train_with_a_short_tail() {
+        let buf: Vec<u8> = (0..10).collect();
+        let parts: Vec<&[u8]> = split(&buf, Some(4)).collect();
+        assert_eq!(parts, [&buf[0..4], &buf[4..8], &buf[8..10]]);
+        // Not coalesced, a segment size of 0 or at least the buffer: one datagram.
+        for seg in [None, Some(0), Some(10), Some(99)] {
+            assert_eq!(split(&buf, seg).collect::<Vec<_>>(), [&buf[..]]);
+        }
+        assert_eq!(split(&[], Some(4)).collect::<Vec<_>>(), [&[] as &[u8]]);
+    }
+
+    proptest! {
+        #[test]
+        fn split_is_total_and_lossless(len in 0usize..3000, seg in proptest::option::of(0usize..2000)) {
+            let buf = vec![7u8; len];
+            let parts: Vec<&[u8]> = split(&buf, seg).collect();
+            prop_assert_eq!(parts.iter().map(|p| p.len()).sum::<usize>(), len);
+            prop_assert!(parts.len() <= len / seg.unwrap_or(1).max(1) + 1);
+            if let Some(s) = seg.filter(|&s| s > 0) {
+                prop_assert!(parts.iter().all(|p| p.len() <= s.max(len)));
+            }
+        }
+    }
+
+    fn queue(sizes: &[(usize, bool)], to: SocketAddr) -> Vec<Queued> {
+        let mut start = 0;
+        sizes
+            .iter()
+            .map(|&(len, gso)| {
+                let q = Queued {
+                    to,
+                    start,
+                    len,
+                    gso,
+                };
+                start += len;
+                q
+            })
+            .collect()
+    }
+
+    fn runs(q: &[Queued], gso: bool) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        plan(q, gso, &mut out);
+        out.iter().map(|r| (r.first, r.count)).collect()
+    }
+
+    #[test]
+    fn plan_groups_equal_sizes_and_ends_on_a_short_one() {
+        let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let q = queue(
+            &[
+                (1472, true),
+                (1472, true),
+                (1472, true),
+                (40, true),
+                (1472, true),
+                (1000, true),
+                (1472, true),
+            ],
+            to,
+        );
+        assert_eq!(runs(&q, true), [(0, 4), (4, 2), (6, 1)]);
+        assert_eq!(runs(&q, false), (0..7).map(|i| (i, 1)).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn plan_respects_destination_opt_in_and_limits() {
+        let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let other: SocketAddr = "127.0.0.1:10".parse().unwrap();
+        let mut q = queue(&[(100, true), (100, false), (100, true), (100, true)], to);
+        q[3].to = other;
+        assert_eq!(runs(&q, true), [(0, 1), (1, 1), (2, 1), (3, 1)]);
+        // 100 datagrams of 1472 bytes: the byte limit (44 segments) cuts first.
+        let q = queue(&[(1472, true); 100], to);
+        assert_eq!(runs(&q, true), [(0, 44), (44, 44), (88, 12)]);
+        // Small datagrams: the segment-count limit.
+        let q = queue(&[(20, true); 130], to);
+        assert_eq!(runs(&q, true), [(0, 64), (64, 64), (128, 2)]);
+    }
+}
