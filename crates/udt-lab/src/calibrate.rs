@@ -1,0 +1,192 @@
+//! How fast the emulator is here: for each candidate rate, a fresh lab, an idle RTT probe and a
+//! UDP blast at 10% above the rate; the highest rate whose measured throughput stays within
+//! 3% of the setting is the one experiments may use. The report is Markdown
+//! (`docs/lab/calibration.md`).
+//!
+//! The probes run in this process beside the forwarder, as the experiments' endpoints will, so
+//! the figure includes the CPU they take from the two forwarding threads.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crate::params::{format_rate, LinkParams};
+use crate::probe::{self, BlastSpec};
+use crate::Lab;
+
+/// Tolerance on the measured rate for a rate to count as sustained.
+pub const RATE_TOLERANCE: f64 = 0.03;
+
+/// Offered load relative to the link rate, so the queue never runs dry.
+pub const OVERLOAD: f64 = 1.1;
+
+/// Payload of the blast datagrams: 1500-byte IP packets, the TUN MTU.
+const PAYLOAD: usize = 1472;
+
+/// One candidate rate, measured `runs` times; the figures are medians over the runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrationRow {
+    /// The link rate set, bit/s.
+    pub rate_bps: u64,
+    /// Median measured receive rate on the wire, bit/s.
+    pub measured_bps: f64,
+    /// Median idle RTT.
+    pub idle_rtt: Duration,
+    /// Median over runs of the mean lateness of forwarded packets (both directions).
+    pub mean_late: Duration,
+    /// Largest lateness over all runs.
+    pub max_late: Duration,
+    /// Packets the blast lost beyond the link's own drop-tail (TUN queue or socket drops),
+    /// summed over the runs.
+    pub unexplained_loss: u64,
+}
+
+impl CalibrationRow {
+    /// Measured rate over set rate.
+    pub fn ratio(&self) -> f64 {
+        self.measured_bps / self.rate_bps as f64
+    }
+
+    /// Whether the measured rate is within [`RATE_TOLERANCE`] of the setting.
+    pub fn sustained(&self) -> bool {
+        (self.ratio() - 1.0).abs() <= RATE_TOLERANCE
+    }
+}
+
+/// A whole calibration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    /// The RTT of every link tried.
+    pub rtt: Duration,
+    /// Length of each blast.
+    pub duration: Duration,
+    /// Runs per rate.
+    pub runs: usize,
+    /// One row per rate, in the order tried.
+    pub rows: Vec<CalibrationRow>,
+}
+
+impl Calibration {
+    /// The highest rate that held within tolerance, if any.
+    pub fn sustained_bps(&self) -> Option<u64> {
+        self.rows
+            .iter()
+            .filter(|r| r.sustained())
+            .map(|r| r.rate_bps)
+            .max()
+    }
+
+    /// The report, with `command` (the one that produced it) in it.
+    pub fn to_markdown(&self, command: &str) -> String {
+        let mut md = String::new();
+        let _ = writeln!(md, "# Lab calibration\n");
+        let _ = writeln!(md, "Made by `{command}`.\n");
+        let _ = writeln!(
+            md,
+            "Each rate: a fresh lab at RTT {:?}, 20 idle UDP pings, then {} run(s) of a {:?} UDP \
+             blast of 1500-byte packets at {:.0}% of the rate from b to a; the rate is counted at \
+             the receiver after a 300 ms warmup. Medians over runs. Lateness is how long after \
+             its scheduled time the forwarder wrote a packet.\n",
+            self.rtt,
+            self.runs,
+            self.duration,
+            OVERLOAD * 100.0
+        );
+        let _ = writeln!(
+            md,
+            "| rate | measured | ratio | idle RTT | mean late | max late | unexplained loss | sustained |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+        for r in &self.rows {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.3} | {:.2} ms | {} µs | {:.2} ms | {} | {} |",
+                format_rate(r.rate_bps),
+                format_rate(r.measured_bps as u64),
+                r.ratio(),
+                r.idle_rtt.as_secs_f64() * 1e3,
+                r.mean_late.as_micros(),
+                r.max_late.as_secs_f64() * 1e3,
+                r.unexplained_loss,
+                if r.sustained() { "yes" } else { "no" }
+            );
+        }
+        let verdict = match self.sustained_bps() {
+            Some(bps) => format!(
+                "**Highest sustained rate: {}** (measured within {:.0}% of the setting).",
+                format_rate(bps),
+                RATE_TOLERANCE * 100.0
+            ),
+            None => "**No rate tried was sustained.**".to_owned(),
+        };
+        let _ = writeln!(md, "\n{verdict}");
+        md
+    }
+}
+
+/// Measures each of `rates` (bit/s) at `rtt`, `runs` blasts of `duration` each, printing a
+/// line per run to stderr.
+pub fn calibrate(
+    rates: &[u64],
+    rtt: Duration,
+    duration: Duration,
+    runs: usize,
+) -> anyhow::Result<Calibration> {
+    let mut rows = Vec::new();
+    for &rate in rates {
+        rows.push(measure_rate(rate, rtt, duration, runs.max(1))?);
+    }
+    Ok(Calibration {
+        rtt,
+        duration,
+        runs: runs.max(1),
+        rows,
+    })
+}
+
+fn measure_rate(
+    rate: u64,
+    rtt: Duration,
+    duration: Duration,
+    runs: usize,
+) -> anyhow::Result<CalibrationRow> {
+    let lab = Lab::start(LinkParams::new(rate, rtt))?;
+    let idle_rtt = probe::median(&probe::echo_rtts(&lab, 20, Duration::from_millis(5))?);
+    drop(lab);
+    let (mut measured, mut late) = (Vec::new(), Vec::new());
+    let (mut max_late, mut unexplained) = (Duration::ZERO, 0);
+    for run in 0..runs {
+        let lab = Lab::start(LinkParams::new(rate, rtt))?;
+        let spec = BlastSpec::for_duration(PAYLOAD, (rate as f64 * OVERLOAD) as u64, duration);
+        let report = probe::blast(&lab, &spec)?;
+        let [ab, ba] = lab.stats();
+        let stats = ba; // the blast goes b -> a
+        let link_drops = stats.link.dropped();
+        unexplained += report
+            .sent
+            .saturating_sub(report.received)
+            .saturating_sub(link_drops);
+        late.push(stats.mean_late());
+        max_late = max_late.max(stats.max_late).max(ab.max_late);
+        eprintln!(
+            "udt lab calibrate: {} run {}: measured {} ({:.3}), sent {} received {} link drops {} mean late {:?}",
+            format_rate(rate),
+            run + 1,
+            format_rate(report.wire_bps as u64),
+            report.wire_bps / rate as f64,
+            report.sent,
+            report.received,
+            link_drops,
+            stats.mean_late()
+        );
+        measured.push(report.wire_bps);
+    }
+    measured.sort_by(f64::total_cmp);
+    Ok(CalibrationRow {
+        rate_bps: rate,
+        measured_bps: measured[measured.len() / 2],
+        idle_rtt,
+        mean_late: probe::median(&late),
+        max_late,
+        unexplained_loss: unexplained,
+    })
+}
