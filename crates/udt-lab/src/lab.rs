@@ -49,8 +49,9 @@ impl Lab {
     pub fn start(params: LinkParams) -> anyhow::Result<Self> {
         netns::check_privileges()?;
         netns::clean_leftovers();
-        let a = Namespace::create(Namespace::unique_name("a"), ADDR_A)?;
-        let b = Namespace::create(Namespace::unique_name("b"), ADDR_B)?;
+        let stem = Namespace::unique_stem();
+        let a = Namespace::create(format!("{stem}-a"), ADDR_A)?;
+        let b = Namespace::create(format!("{stem}-b"), ADDR_B)?;
         let tun_a = open_tun(&a, params.mtu)?;
         let tun_b = open_tun(&b, params.mtu)?;
         let config = params.link_config();

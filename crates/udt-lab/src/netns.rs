@@ -33,7 +33,9 @@ pub const NAME_PREFIX: &str = "udtlab-";
 
 /// The lab lacks the privileges it needs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("udt lab needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to create network namespaces and TUN devices; run it with sudo")]
+#[error(
+    "the lab needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) for network namespaces and TUN devices: run it with sudo"
+)]
 pub struct NotPrivileged;
 
 /// Checks the effective capabilities for namespaces (`CAP_SYS_ADMIN`: `setns`, the bind
@@ -82,11 +84,12 @@ impl Namespace {
         Ok(ns)
     }
 
-    /// A fresh, unused name for a namespace of this process: `udtlab-<pid>-<n>-<suffix>`.
-    pub fn unique_name(suffix: &str) -> String {
+    /// A fresh, unused name stem for a pair of namespaces of this process,
+    /// `udtlab-<pid>-<n>`; append `-a`, `-b`.
+    pub fn unique_stem() -> String {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        format!("{NAME_PREFIX}{}-{n}-{suffix}", std::process::id())
+        format!("{NAME_PREFIX}{}-{n}", std::process::id())
     }
 
     /// The namespace's name, as `ip netns` lists it.
@@ -256,8 +259,8 @@ mod tests {
         assert_eq!(owner_pid("udtlab-1234-0-a"), Some(1234));
         assert_eq!(owner_pid("udtlab-x-0-a"), None);
         assert_eq!(owner_pid("other-1234"), None);
-        let name = Namespace::unique_name("b");
-        assert_eq!(owner_pid(&name), Some(std::process::id()));
-        assert!(name.ends_with("-b"));
+        let stem = Namespace::unique_stem();
+        assert_eq!(owner_pid(&stem), Some(std::process::id()));
+        assert_ne!(stem, Namespace::unique_stem());
     }
 }

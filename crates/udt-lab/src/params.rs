@@ -93,16 +93,16 @@ impl LinkParams {
 
 impl fmt::Display for LinkParams {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ms = |d: Duration| trim(d.as_secs_f64() * 1e3);
         write!(
             f,
-            "rate {} rtt {:?} loss {}% jitter {:?} queue {} bytes ({} packets of {}) mtu {}",
+            "rate {}, rtt {} ms, loss {}%, jitter {} ms, queue {} bytes ({} packets), mtu {}",
             format_rate(self.rate_bps),
-            self.rtt,
-            self.loss * 100.0,
-            self.jitter,
+            ms(self.rtt),
+            trim(self.loss * 100.0),
+            ms(self.jitter),
             self.queue_bytes(),
             self.queue_bytes() / self.mtu.max(1) as usize,
-            self.mtu,
             self.mtu
         )
     }
