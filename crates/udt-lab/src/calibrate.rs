@@ -29,6 +29,8 @@ pub struct CalibrationRow {
     pub rate_bps: u64,
     /// Median measured receive rate on the wire, bit/s.
     pub measured_bps: f64,
+    /// Lowest rate the blast sender achieved over the runs, bit/s.
+    pub offered_bps: f64,
     /// Median idle RTT.
     pub idle_rtt: Duration,
     /// Median over runs of the mean lateness of forwarded packets (both directions).
@@ -49,6 +51,12 @@ impl CalibrationRow {
     /// Whether the measured rate is within [`RATE_TOLERANCE`] of the setting.
     pub fn sustained(&self) -> bool {
         (self.ratio() - 1.0).abs() <= RATE_TOLERANCE
+    }
+
+    /// Whether the sender failed to offer more than the link rate in some run, so that the
+    /// row measures the sender rather than the emulator.
+    pub fn sender_limited(&self) -> bool {
+        self.offered_bps < self.rate_bps as f64
     }
 }
 
@@ -80,6 +88,7 @@ impl Calibration {
         let mut md = String::new();
         let _ = writeln!(md, "# Lab calibration\n");
         let _ = writeln!(md, "Made by `{command}`.\n");
+        let _ = writeln!(md, "Machine: {}.\n", machine());
         let _ = writeln!(
             md,
             "Each rate: a fresh lab at RTT {:?}, 20 idle UDP pings, then {} run(s) of a {:?} UDP \
@@ -93,21 +102,28 @@ impl Calibration {
         );
         let _ = writeln!(
             md,
-            "| rate | measured | ratio | idle RTT | mean late | max late | unexplained loss | sustained |"
+            "| rate | offered (min) | measured | ratio | idle RTT | mean late | max late | unexplained loss | sustained |"
         );
-        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|");
         for r in &self.rows {
             let _ = writeln!(
                 md,
-                "| {} | {} | {:.3} | {:.2} ms | {} µs | {:.2} ms | {} | {} |",
+                "| {} | {} | {} | {:.3} | {:.2} ms | {} µs | {:.2} ms | {} | {} |",
                 format_rate(r.rate_bps),
+                format_rate(r.offered_bps as u64),
                 format_rate(r.measured_bps as u64),
                 r.ratio(),
                 r.idle_rtt.as_secs_f64() * 1e3,
                 r.mean_late.as_micros(),
                 r.max_late.as_secs_f64() * 1e3,
                 r.unexplained_loss,
-                if r.sustained() { "yes" } else { "no" }
+                if r.sustained() {
+                    "yes"
+                } else if r.sender_limited() {
+                    "no (sender-limited)"
+                } else {
+                    "no"
+                }
             );
         }
         let verdict = match self.sustained_bps() {
@@ -154,6 +170,7 @@ fn measure_rate(
     drop(lab);
     let (mut measured, mut late) = (Vec::new(), Vec::new());
     let (mut max_late, mut unexplained) = (Duration::ZERO, 0);
+    let mut offered = f64::INFINITY;
     for run in 0..runs {
         let lab = Lab::start(LinkParams::new(rate, rtt))?;
         let spec = BlastSpec::for_duration(PAYLOAD, (rate as f64 * OVERLOAD) as u64, duration);
@@ -168,9 +185,10 @@ fn measure_rate(
         late.push(stats.mean_late());
         max_late = max_late.max(stats.max_late).max(ab.max_late);
         eprintln!(
-            "udt lab calibrate: {} run {}: measured {} ({:.3}), sent {} received {} link drops {} mean late {:?}",
+            "udt lab calibrate: {} run {}: offered {}, measured {} ({:.3}), sent {} received {} link drops {} mean late {:?}",
             format_rate(rate),
             run + 1,
+            format_rate(report.offered_bps as u64),
             format_rate(report.wire_bps as u64),
             report.wire_bps / rate as f64,
             report.sent,
@@ -179,14 +197,33 @@ fn measure_rate(
             stats.mean_late()
         );
         measured.push(report.wire_bps);
+        offered = offered.min(report.offered_bps);
     }
     measured.sort_by(f64::total_cmp);
     Ok(CalibrationRow {
         rate_bps: rate,
         measured_bps: measured[measured.len() / 2],
+        offered_bps: offered,
         idle_rtt,
         mean_late: probe::median(&late),
         max_late,
         unexplained_loss: unexplained,
     })
+}
+
+/// CPU count, model and load average, so a reader can judge the figures.
+fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    format!("{cpus} CPUs ({model}), load average {load} at the end")
 }

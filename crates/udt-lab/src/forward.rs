@@ -144,6 +144,9 @@ struct Direction {
 impl Direction {
     fn run(&mut self, stop: &AtomicBool) {
         set_timer_slack_ns(1);
+        if realtime_wanted() {
+            set_realtime();
+        }
         let mut published = Duration::ZERO;
         while !stop.load(Ordering::Relaxed) {
             let delivered = self.deliver_due();
@@ -238,6 +241,23 @@ impl Direction {
             shared.clone_from(&self.stats);
         }
     }
+}
+
+/// Whether to ask for real-time scheduling: yes unless `UDT_LAB_REALTIME=0`.
+fn realtime_wanted() -> bool {
+    std::env::var_os("UDT_LAB_REALTIME").is_none_or(|v| v != "0")
+}
+
+/// Puts the calling thread in `SCHED_FIFO` at a low real-time priority, so builds and other
+/// busy processes on the machine do not preempt the forwarder for milliseconds at a time:
+/// a stalled forwarder leaves the emulated transmitter idle (it sees packets only when it
+/// reads them), and then reads a burst that overflows the queue. The thread sleeps whenever
+/// it is idle, and the kernel's real-time throttling (95% of a CPU by default) bounds it
+/// anyway. Failure (no `CAP_SYS_NICE`) leaves the normal policy.
+fn set_realtime() {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
 }
 
 /// Sleeps until `fd` is readable or `timeout` has passed, with nanosecond resolution.

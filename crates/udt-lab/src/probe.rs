@@ -58,6 +58,9 @@ pub struct BlastReport {
     pub received: u64,
     /// Receive rate on the wire (bit/s) after the warmup, from the first to the last arrival.
     pub wire_bps: f64,
+    /// Rate the sender achieved on the wire (bit/s): below the link rate, the blast did not
+    /// saturate the link and `wire_bps` says nothing about it.
+    pub offered_bps: f64,
     /// Sender-side errors (`ENOBUFS` from a full device queue and the like).
     pub send_errors: u64,
 }
@@ -75,13 +78,16 @@ pub fn blast(lab: &Lab, spec: &BlastSpec) -> anyhow::Result<BlastReport> {
     let linger = lab.params().rtt + Duration::from_millis(300);
     std::thread::scope(|s| {
         let receiver = s.spawn(|| receive(&rx, spec, &done, linger));
+        let start = Instant::now();
         let (sent, send_errors) = send_paced(&tx, spec);
+        let send_secs = start.elapsed().as_secs_f64();
         done.store(true, Ordering::Relaxed);
         let mut report = receiver
             .join()
             .map_err(|_| anyhow::anyhow!("receiver panicked"))?;
         report.sent = sent;
         report.send_errors = send_errors;
+        report.offered_bps = (sent as f64 * (spec.wire_bytes() * 8) as f64) / send_secs;
         Ok(report)
     })
 }
