@@ -185,7 +185,7 @@ fn measure_rate(
         late.push(stats.mean_late());
         max_late = max_late.max(stats.max_late).max(ab.max_late);
         eprintln!(
-            "udt lab calibrate: {} run {}: offered {}, measured {} ({:.3}), sent {} received {} link drops {} mean late {:?}",
+            "udt lab calibrate: {} run {}: offered {}, measured {} ({:.3}), sent {} received {} link drops {} mean late {:?} max late {:?} forwarder cpu {:?} oversleep {:?}",
             format_rate(rate),
             run + 1,
             format_rate(report.offered_bps as u64),
@@ -194,7 +194,10 @@ fn measure_rate(
             report.sent,
             report.received,
             link_drops,
-            stats.mean_late()
+            stats.mean_late(),
+            stats.max_late,
+            stats.cpu,
+            stats.oversleep
         );
         measured.push(report.wire_bps);
         offered = offered.min(report.offered_bps);

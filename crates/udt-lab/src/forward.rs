@@ -4,9 +4,11 @@
 //! Each thread loops: write every packet whose delivery time has come, read what the source TUN
 //! holds (up to [`BATCH`] packets, each offered to the link with the time it was read), and when
 //! there is nothing to do, sleep until the next delivery time or until a packet arrives
-//! (`ppoll` on the source fd). The thread's timer slack is set to 1 ns and the last
-//! [`SPIN`] before a deadline is spun rather than slept, so packets leave within microseconds of
-//! their time on an idle machine.
+//! (`ppoll` on the source fd). The thread's timer slack is set to 1 ns, and the last stretch
+//! before a deadline is spun rather than slept. That stretch adapts: it is twice the recent
+//! oversleep of `ppoll` (an average over its timeouts), kept within [`SPIN_MIN`]..[`SPIN_MAX`].
+//! A fixed generous margin made the thread spin most of the time at a few hundred Mbit/s,
+//! which under `SCHED_FIFO` ran into the kernel's real-time throttling (50 ms stalls).
 //!
 //! Buffers come from a per-thread pool and go back to it when delivered or dropped
 //! ([`Link::offer`] hands dropped ones back), so the steady state allocates nothing per packet.
@@ -27,8 +29,11 @@ use udt_netsim::{Link, LinkStats};
 /// Most packets read from the source in one go before checking deliveries again.
 const BATCH: usize = 64;
 
-/// Deadlines closer than this are spun for instead of slept for.
-const SPIN: Duration = Duration::from_micros(50);
+/// Least spin margin before a deadline.
+const SPIN_MIN: Duration = Duration::from_micros(5);
+
+/// Most spin margin before a deadline.
+const SPIN_MAX: Duration = Duration::from_micros(25);
 
 /// Longest sleep, so a stop request is noticed promptly.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
@@ -55,6 +60,10 @@ pub struct DirectionStats {
     pub total_late: Duration,
     /// Reads or writes that failed (other than `EAGAIN`).
     pub io_errors: u64,
+    /// CPU time the forwarding thread has used.
+    pub cpu: Duration,
+    /// How late `ppoll` wakes up after its timeout, on average: the sleep precision here.
+    pub oversleep: Duration,
 }
 
 impl DirectionStats {
@@ -95,6 +104,7 @@ impl Forwarder {
                 epoch,
                 buf_len: mtu as usize + 64,
                 pool: Vec::new(),
+                oversleep_ns: SPIN_MIN.as_nanos() as u64,
                 stats: DirectionStats::default(),
                 shared: Arc::clone(&stats[i]),
             };
@@ -137,6 +147,8 @@ struct Direction {
     epoch: Instant,
     buf_len: usize,
     pool: Vec<Vec<u8>>,
+    /// Average oversleep of `ppoll` timeouts, in nanoseconds (exponential, weight 1/16).
+    oversleep_ns: u64,
     stats: DirectionStats,
     shared: Arc<Mutex<DirectionStats>>,
 }
@@ -216,16 +228,23 @@ impl Direction {
 
     /// Nothing to do: sleep until the next delivery (less the spin margin) or a packet
     /// arrives. Close to a deadline, return at once and let the loop spin.
-    fn idle(&self, now: Duration) {
+    fn idle(&mut self, now: Duration) {
         let until = self
             .link
             .next_deadline()
             .map_or(MAX_SLEEP, |t| t.saturating_sub(now))
             .min(MAX_SLEEP);
-        if until > SPIN {
-            wait_readable(self.src.as_raw_fd(), until - SPIN);
-        } else {
+        let margin = Duration::from_nanos(2 * self.oversleep_ns).clamp(SPIN_MIN, SPIN_MAX);
+        if until <= margin {
             std::hint::spin_loop();
+            return;
+        }
+        let timeout = until - margin;
+        let start = Instant::now();
+        if !wait_readable(self.src.as_raw_fd(), timeout) {
+            let over = start.elapsed().saturating_sub(timeout).as_nanos();
+            let over = u64::try_from(over).unwrap_or(u64::MAX).min(1_000_000);
+            self.oversleep_ns = (self.oversleep_ns * 15 + over) / 16;
         }
     }
 
@@ -237,6 +256,8 @@ impl Direction {
 
     fn publish(&mut self) {
         self.stats.link = self.link.stats().clone();
+        self.stats.cpu = thread_cpu_time();
+        self.stats.oversleep = Duration::from_nanos(self.oversleep_ns);
         if let Ok(mut shared) = self.shared.lock() {
             shared.clone_from(&self.stats);
         }
@@ -260,8 +281,9 @@ fn set_realtime() {
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
 }
 
-/// Sleeps until `fd` is readable or `timeout` has passed, with nanosecond resolution.
-fn wait_readable(fd: i32, timeout: Duration) {
+/// Sleeps until `fd` is readable or `timeout` has passed, with nanosecond resolution; true if
+/// it became readable (or the wait was interrupted), false on timeout.
+fn wait_readable(fd: i32, timeout: Duration) -> bool {
     let ts = libc::timespec {
         tv_sec: timeout.as_secs() as libc::time_t,
         tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
@@ -272,7 +294,18 @@ fn wait_readable(fd: i32, timeout: Duration) {
         revents: 0,
     };
     // SAFETY: one valid pollfd, a valid timespec, no signal mask.
-    unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+    unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) != 0 }
+}
+
+/// CPU time used by the calling thread.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec to a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 /// Sets the calling thread's timer slack: the default 50 µs would make every sleep that late.
