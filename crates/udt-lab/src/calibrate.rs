@@ -37,6 +37,8 @@ pub struct CalibrationRow {
     pub mean_late: Duration,
     /// Largest lateness over all runs.
     pub max_late: Duration,
+    /// Median CPU share of the busy forwarding thread during a blast (1.0 = one core).
+    pub forwarder_cpu: f64,
     /// Packets the blast lost beyond the link's own drop-tail (TUN queue or socket drops),
     /// summed over the runs.
     pub unexplained_loss: u64,
@@ -94,7 +96,8 @@ impl Calibration {
             "Each rate: a fresh lab at RTT {:?}, 20 idle UDP pings, then {} run(s) of a {:?} UDP \
              blast of 1500-byte packets at {:.0}% of the rate from b to a; the rate is counted at \
              the receiver after a 300 ms warmup. Medians over runs. Lateness is how long after \
-             its scheduled time the forwarder wrote a packet.\n",
+             its scheduled time the forwarder wrote a packet; forwarder CPU is the busy direction's \
+             thread, in percent of one core.\n",
             self.rtt,
             self.runs,
             self.duration,
@@ -102,13 +105,13 @@ impl Calibration {
         );
         let _ = writeln!(
             md,
-            "| rate | offered (min) | measured | ratio | idle RTT | mean late | max late | unexplained loss | sustained |"
+            "| rate | offered (min) | measured | ratio | idle RTT | mean late | max late | forwarder CPU | unexplained loss | sustained |"
         );
-        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|");
+        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
         for r in &self.rows {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.3} | {:.2} ms | {} µs | {:.2} ms | {} | {} |",
+                "| {} | {} | {} | {:.3} | {:.2} ms | {} µs | {:.2} ms | {:.0}% | {} | {} |",
                 format_rate(r.rate_bps),
                 format_rate(r.offered_bps as u64),
                 format_rate(r.measured_bps as u64),
@@ -116,6 +119,7 @@ impl Calibration {
                 r.idle_rtt.as_secs_f64() * 1e3,
                 r.mean_late.as_micros(),
                 r.max_late.as_secs_f64() * 1e3,
+                r.forwarder_cpu * 100.0,
                 r.unexplained_loss,
                 if r.sustained() {
                     "yes"
@@ -171,10 +175,13 @@ fn measure_rate(
     let (mut measured, mut late) = (Vec::new(), Vec::new());
     let (mut max_late, mut unexplained) = (Duration::ZERO, 0);
     let mut offered = f64::INFINITY;
+    let mut cpu = Vec::new();
     for run in 0..runs {
         let lab = Lab::start(LinkParams::new(rate, rtt))?;
         let spec = BlastSpec::for_duration(PAYLOAD, (rate as f64 * OVERLOAD) as u64, duration);
+        let started = std::time::Instant::now();
         let report = probe::blast(&lab, &spec)?;
+        let elapsed = started.elapsed();
         let [ab, ba] = lab.stats();
         let stats = ba; // the blast goes b -> a
         let link_drops = stats.link.dropped();
@@ -201,12 +208,15 @@ fn measure_rate(
         );
         measured.push(report.wire_bps);
         offered = offered.min(report.offered_bps);
+        cpu.push(stats.cpu.as_secs_f64() / elapsed.as_secs_f64());
     }
     measured.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
     Ok(CalibrationRow {
         rate_bps: rate,
         measured_bps: measured[measured.len() / 2],
         offered_bps: offered,
+        forwarder_cpu: cpu[cpu.len() / 2],
         idle_rtt,
         mean_late: probe::median(&late),
         max_late,

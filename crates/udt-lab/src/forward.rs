@@ -4,11 +4,20 @@
 //! Each thread loops: write every packet whose delivery time has come, read what the source TUN
 //! holds (up to [`BATCH`] packets, each offered to the link with the time it was read), and when
 //! there is nothing to do, sleep until the next delivery time or until a packet arrives
-//! (`ppoll` on the source fd). The thread's timer slack is set to 1 ns, and the last stretch
-//! before a deadline is spun rather than slept. That stretch adapts: it is twice the recent
-//! oversleep of `ppoll` (an average over its timeouts), kept within [`SPIN_MIN`]..[`SPIN_MAX`].
-//! A fixed generous margin made the thread spin most of the time at a few hundred Mbit/s,
-//! which under `SCHED_FIFO` ran into the kernel's real-time throttling (50 ms stalls).
+//! (`ppoll` on the source fd). The thread's timer slack is set to 1 ns.
+//!
+//! **Scheduling** (measured, see `docs/lab/calibration.md`): the threads ask for `SCHED_FIFO`
+//! (priority 10; `UDT_LAB_REALTIME=0` disables it). Without it, a busy machine preempts the
+//! forwarder for milliseconds, the emulated transmitter idles meanwhile (it only sees packets
+//! once read) and 1 Gbit/s measured 0.87 of the setting.
+//!
+//! **Spinning:** `ppoll` wakes 40-80 µs late on a VM, so on a lightly loaded link the thread
+//! spins the last stretch before a deadline instead of sleeping it: twice the recent average
+//! oversleep, within [`SPIN_MIN`]..[`SPIN_MAX`]. That keeps the idle RTT within ~0.2 ms of the
+//! setting. On a busy link (more than [`SPIN_BELOW_PACKETS`] per 10 ms) it does not spin:
+//! there the thread is working most of the time anyway, and spinning under `SCHED_FIFO` burns
+//! CPU that the kernel's real-time throttling (95% of a CPU) takes back as 50 ms stalls,
+//! which cost 3.5% of the rate.
 //!
 //! Buffers come from a per-thread pool and go back to it when delivered or dropped
 //! ([`Link::offer`] hands dropped ones back), so the steady state allocates nothing per packet.
@@ -33,7 +42,11 @@ const BATCH: usize = 64;
 const SPIN_MIN: Duration = Duration::from_micros(5);
 
 /// Most spin margin before a deadline.
-const SPIN_MAX: Duration = Duration::from_micros(25);
+const SPIN_MAX: Duration = Duration::from_micros(50);
+
+/// Spinning stops when more packets than this were delivered in the last stats period
+/// ([`STATS_EVERY`]): 100 per 10 ms is 10k packets/s, 120 Mbit/s of full-size packets.
+const SPIN_BELOW_PACKETS: u64 = 100;
 
 /// Longest sleep, so a stop request is noticed promptly.
 const MAX_SLEEP: Duration = Duration::from_millis(20);
@@ -105,6 +118,7 @@ impl Forwarder {
                 buf_len: mtu as usize + 64,
                 pool: Vec::new(),
                 oversleep_ns: SPIN_MIN.as_nanos() as u64,
+                spin_max: SPIN_MAX,
                 stats: DirectionStats::default(),
                 shared: Arc::clone(&stats[i]),
             };
@@ -147,6 +161,8 @@ struct Direction {
     epoch: Instant,
     buf_len: usize,
     pool: Vec<Vec<u8>>,
+    /// Upper bound of the spin margin now: [`SPIN_MAX`] on a lightly loaded link, else zero.
+    spin_max: Duration,
     /// Average oversleep of `ppoll` timeouts, in nanoseconds (exponential, weight 1/16).
     oversleep_ns: u64,
     stats: DirectionStats,
@@ -160,6 +176,7 @@ impl Direction {
             set_realtime();
         }
         let mut published = Duration::ZERO;
+        let mut delivered_then = 0;
         while !stop.load(Ordering::Relaxed) {
             let delivered = self.deliver_due();
             let read = self.read_batch();
@@ -167,6 +184,14 @@ impl Direction {
             if now.saturating_sub(published) >= STATS_EVERY {
                 self.publish();
                 published = now;
+                // Spin only while the link is lightly loaded; see the module doc.
+                let recent = self.stats.link.delivered - delivered_then;
+                delivered_then = self.stats.link.delivered;
+                self.spin_max = if recent < SPIN_BELOW_PACKETS {
+                    SPIN_MAX
+                } else {
+                    Duration::ZERO
+                };
             }
             if delivered == 0 && read == 0 {
                 self.idle(now);
@@ -234,7 +259,9 @@ impl Direction {
             .next_deadline()
             .map_or(MAX_SLEEP, |t| t.saturating_sub(now))
             .min(MAX_SLEEP);
-        let margin = Duration::from_nanos(2 * self.oversleep_ns).clamp(SPIN_MIN, SPIN_MAX);
+        let margin = Duration::from_nanos(2 * self.oversleep_ns)
+            .max(SPIN_MIN)
+            .min(self.spin_max);
         if until <= margin {
             std::hint::spin_loop();
             return;
@@ -275,7 +302,7 @@ fn realtime_wanted() -> bool {
 /// reads them), and then reads a burst that overflows the queue. The thread sleeps whenever
 /// it is idle, and the kernel's real-time throttling (95% of a CPU by default) bounds it
 /// anyway. Failure (no `CAP_SYS_NICE`) leaves the normal policy.
-fn set_realtime() {
+pub(crate) fn set_realtime() {
     let param = libc::sched_param { sched_priority: 10 };
     // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };

@@ -174,13 +174,16 @@ pub fn echo_rtts(lab: &Lab, count: usize, gap: Duration) -> anyhow::Result<Vec<D
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| echo(&server, &stop));
-        let rtts = ping(&client, count, gap);
+        let rtts = s.spawn(|| ping(&client, count, gap)).join();
         stop.store(true, Ordering::Relaxed);
-        rtts
+        rtts.map_err(|_| anyhow::anyhow!("pinger panicked"))?
     })
 }
 
+/// The echo and the pinger run in `SCHED_FIFO` (when allowed) so that on a busy machine their
+/// wake-up latency, which is not the emulator's, stays out of the RTT.
 fn echo(server: &UdpSocket, stop: &AtomicBool) {
+    crate::forward::set_realtime();
     let mut buf = [0u8; 64];
     while !stop.load(Ordering::Relaxed) {
         if let Ok((n, from)) = server.recv_from(&mut buf) {
@@ -190,6 +193,7 @@ fn echo(server: &UdpSocket, stop: &AtomicBool) {
 }
 
 fn ping(client: &UdpSocket, count: usize, gap: Duration) -> anyhow::Result<Vec<Duration>> {
+    crate::forward::set_realtime();
     let mut rtts = Vec::with_capacity(count);
     let mut buf = [0u8; 64];
     for i in 0..count as u64 {

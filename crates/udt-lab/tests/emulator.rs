@@ -35,7 +35,14 @@ fn idle_rtt_is_the_setting_within_half_a_millisecond() {
         let rtts = probe::echo_rtts(&lab, 40, Duration::from_millis(5)).unwrap();
         assert_eq!(rtts.len(), 40, "pings lost on a lossless link");
         let median = probe::median(&rtts);
-        eprintln!("idle RTT: median {median:?} (set {rtt:?})");
+        let [ab, ba] = lab.stats();
+        eprintln!(
+            "idle RTT: median {median:?} (set {rtt:?}); forwarder mean late {:?}/{:?}, oversleep {:?}/{:?}",
+            ab.mean_late(),
+            ba.mean_late(),
+            ab.oversleep,
+            ba.oversleep
+        );
         assert!(median >= rtt, "RTT {median:?} below the setting {rtt:?}");
         assert!(
             median - rtt < Duration::from_micros(500),
