@@ -76,13 +76,15 @@ pub struct Calibration {
 }
 
 impl Calibration {
-    /// The highest rate that held within tolerance, if any.
+    /// The highest rate that held within tolerance such that every lower rate tried held
+    /// too (a rate that passes above a failing one is taken as luck), if any.
     pub fn sustained_bps(&self) -> Option<u64> {
-        self.rows
-            .iter()
-            .filter(|r| r.sustained())
+        let mut rows: Vec<&CalibrationRow> = self.rows.iter().collect();
+        rows.sort_by_key(|r| r.rate_bps);
+        rows.iter()
+            .take_while(|r| r.sustained())
             .map(|r| r.rate_bps)
-            .max()
+            .last()
     }
 
     /// The report, with `command` (the one that produced it) in it.
@@ -132,7 +134,8 @@ impl Calibration {
         }
         let verdict = match self.sustained_bps() {
             Some(bps) => format!(
-                "**Highest sustained rate: {}** (measured within {:.0}% of the setting).",
+                "**Highest sustained rate: {}** (it and every lower rate tried measured within \
+                 {:.0}% of the setting).",
                 format_rate(bps),
                 RATE_TOLERANCE * 100.0
             ),
@@ -239,4 +242,43 @@ fn machine() -> String {
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_default();
     format!("{cpus} CPUs ({model}), load average {load} at the end")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(rate_bps: u64, measured_bps: f64) -> CalibrationRow {
+        CalibrationRow {
+            rate_bps,
+            measured_bps,
+            offered_bps: rate_bps as f64 * OVERLOAD,
+            idle_rtt: Duration::from_millis(10),
+            mean_late: Duration::ZERO,
+            max_late: Duration::ZERO,
+            forwarder_cpu: 0.5,
+            unexplained_loss: 0,
+        }
+    }
+
+    #[test]
+    fn sustained_rate_needs_every_lower_rate_to_hold() {
+        let mut c = Calibration {
+            rtt: Duration::from_millis(10),
+            duration: Duration::from_secs(3),
+            runs: 1,
+            rows: vec![
+                row(100, 100.0),
+                row(500, 300.0),
+                row(200, 199.0),
+                row(1000, 999.0),
+            ],
+        };
+        assert_eq!(c.sustained_bps(), Some(200));
+        assert!(c
+            .to_markdown("udt lab calibrate")
+            .contains("Highest sustained rate: 200 bit/s"));
+        c.rows[0].measured_bps = 50.0;
+        assert_eq!(c.sustained_bps(), None);
+    }
 }

@@ -2,7 +2,7 @@
 //! `udt-netsim` [`Link`] driven by the real monotonic clock.
 //!
 //! Each thread loops: write every packet whose delivery time has come, read what the source TUN
-//! holds (up to [`BATCH`] packets, each offered to the link with the time it was read), and when
+//! holds (up to `BATCH` packets, each offered to the link with the time it was read), and when
 //! there is nothing to do, sleep until the next delivery time or until a packet arrives
 //! (`ppoll` on the source fd). The thread's timer slack is set to 1 ns.
 //!
@@ -13,8 +13,8 @@
 //!
 //! **Spinning:** `ppoll` wakes 40-80 µs late on a VM, so on a lightly loaded link the thread
 //! spins the last stretch before a deadline instead of sleeping it: twice the recent average
-//! oversleep, within [`SPIN_MIN`]..[`SPIN_MAX`]. That keeps the idle RTT within ~0.2 ms of the
-//! setting. On a busy link (more than [`SPIN_BELOW_PACKETS`] per 10 ms) it does not spin:
+//! oversleep, within `SPIN_MIN`..`SPIN_MAX`. That keeps the idle RTT within ~0.2 ms of the
+//! setting. On a busy link (more than `SPIN_BELOW_PACKETS` per 10 ms) it does not spin:
 //! there the thread is working most of the time anyway, and spinning under `SCHED_FIFO` burns
 //! CPU that the kernel's real-time throttling (95% of a CPU) takes back as 50 ms stalls,
 //! which cost 3.5% of the rate.

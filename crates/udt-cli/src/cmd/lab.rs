@@ -129,7 +129,9 @@ fn link(args: LinkArgs) -> anyhow::Result<()> {
 
 fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let report = udt_lab::calibrate::calibrate(&args.rates, args.rtt, args.duration, args.runs)?;
-    let command: Vec<String> = std::env::args().collect();
+    let command: Vec<String> = std::iter::once("udt".to_owned())
+        .chain(std::env::args().skip(1))
+        .collect();
     let md = report.to_markdown(&command.join(" "));
     match args.out {
         Some(path) => {
