@@ -19,7 +19,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_apt=()
 # libudt-dev and g++: the libudt 4.11 peers of the interop tests (interop/, crates/udt-interop).
-for pkg in build-essential pkg-config libudt-dev g++; do
+# iproute2: `ip netns` / `ip link` for the lab's namespaces (udt-lab).
+for pkg in build-essential pkg-config libudt-dev g++ iproute2; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

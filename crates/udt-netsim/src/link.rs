@@ -126,22 +126,37 @@ impl<T: Clone> Link<T> {
 
     /// Offers a packet to the link at `now`; see the module doc for the pipeline.
     pub fn push(&mut self, now: Duration, tag: T, data: Vec<u8>) -> Verdict {
+        match self.offer(now, tag, data) {
+            Ok(()) => Verdict::Queued,
+            Err((verdict, _)) => verdict,
+        }
+    }
+
+    /// Like [`push`](Self::push), but a dropped packet's buffer is handed back with the
+    /// verdict, so a real-time caller (the lab's forwarder) can recycle it instead of freeing
+    /// and allocating one per packet. Same draws and stats as `push`.
+    pub fn offer(
+        &mut self,
+        now: Duration,
+        tag: T,
+        data: Vec<u8>,
+    ) -> Result<(), (Verdict, Vec<u8>)> {
         self.stats.pushed += 1;
         self.stats.bytes_pushed += data.len() as u64;
         if data.len() > self.config.mtu {
             self.stats.dropped_mtu += 1;
-            return Verdict::DroppedMtu;
+            return Err((Verdict::DroppedMtu, data));
         }
         if self.loss.lose(&self.config.loss, &mut self.rng.loss) {
             self.stats.dropped_loss += 1;
-            return Verdict::DroppedLoss;
+            return Err((Verdict::DroppedLoss, data));
         }
         let accepted = self
             .serializer
             .enqueue(now, data.len(), self.config.queue_bytes);
         let Some(depart) = accepted else {
             self.stats.dropped_queue += 1;
-            return Verdict::DroppedQueueFull;
+            return Err((Verdict::DroppedQueueFull, data));
         };
         let queued = usize::try_from(self.serializer.queued_bytes(now)).unwrap_or(usize::MAX);
         self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(queued);
@@ -153,7 +168,7 @@ impl<T: Clone> Link<T> {
         } else {
             self.schedule(depart, tag, data);
         }
-        Verdict::Queued
+        Ok(())
     }
 
     /// The next packet due at or before `now`, in delivery order (ties in push order).

@@ -1,10 +1,145 @@
-//! `udt lab`.
+//! `udt lab`: an emulated wide-area link in network namespaces (see the `udt-lab` crate).
+//!
+//! - `udt lab link --rate R --rtt T [--loss P] [--queue N] [--jitter D] [--a CMD] [-- CMD...]`
+//!   runs `CMD...` in namespace b (an interactive shell without it) and `--a CMD` in namespace
+//!   a, across the emulated link; the exit status is `CMD`'s.
+//! - `udt lab calibrate` measures the highest rate the emulator sustains on this machine.
+//!
+//! This is a thin front: parsing here, everything else in `udt_lab`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Subcommand;
+use udt_lab::params::{parse_duration, parse_loss, parse_queue, parse_rate};
+use udt_lab::run::LinkCommands;
+use udt_lab::{LinkParams, QueueLimit};
 
 /// Arguments of `udt lab`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// What to do in the lab.
+    #[command(subcommand)]
+    pub command: LabCommand,
+}
+
+/// The `udt lab` commands.
+#[derive(Debug, Subcommand)]
+pub enum LabCommand {
+    /// Run commands across an emulated link (needs root).
+    ///
+    /// Namespace a is 10.201.0.1, namespace b is 10.201.0.2; both commands get UDT_LAB_A,
+    /// UDT_LAB_B (the addresses) and UDT_LAB_NS_A, UDT_LAB_NS_B (the namespace names, for
+    /// `ip netns exec` from another terminal). Example:
+    /// `udt lab link --rate 100mbit --rtt 50ms --a 'iperf3 -s -1' -- iperf3 -c 10.201.0.1`
+    Link(LinkArgs),
+    /// Measure the highest rate the emulator sustains here, as a Markdown report (needs root).
+    Calibrate(CalibrateArgs),
+}
+
+/// Arguments of `udt lab link`.
+#[derive(Debug, clap::Args)]
+pub struct LinkArgs {
+    /// Link rate in bits per second, each direction: 45mbit, 155mbit, 1gbit, 1G.
+    #[arg(long, value_parser = parse_rate)]
+    pub rate: u64,
+    /// Round-trip propagation delay (half each way): 0, 250us, 100ms, 1s.
+    #[arg(long, value_parser = parse_duration)]
+    pub rtt: Duration,
+    /// Random loss per packet, each direction: 0.1% or 0.001.
+    #[arg(long, value_parser = parse_loss, default_value = "0")]
+    pub loss: f64,
+    /// Drop-tail queue per direction: a bare number is packets of the MTU; with a unit, bytes
+    /// (B, KB, MB, KiB, MiB). Default: one bandwidth-delay product, at least 64 packets.
+    #[arg(long, value_parser = parse_queue)]
+    pub queue: Option<QueueLimit>,
+    /// Extra random delay, uniform in [0, D] per packet, each direction; never reorders.
+    #[arg(long, value_parser = parse_duration, default_value = "0")]
+    pub jitter: Duration,
+    /// MTU of the link (the TUN devices).
+    #[arg(long, default_value_t = LinkParams::DEFAULT_MTU)]
+    pub mtu: u32,
+    /// Seed of the random loss and jitter.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Shell command to run in namespace a, in the background (e.g. a server); stopped when
+    /// the main command ends.
+    #[arg(long = "a", value_name = "CMD")]
+    pub a: Option<String>,
+    /// Command to run in namespace b (default: an interactive $SHELL).
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// Arguments of `udt lab calibrate`.
+#[derive(Debug, clap::Args)]
+pub struct CalibrateArgs {
+    /// Rates to try, comma-separated.
+    #[arg(long, value_delimiter = ',', value_parser = parse_rate,
+          default_value = "100mbit,200mbit,500mbit,1gbit,2gbit")]
+    pub rates: Vec<u64>,
+    /// RTT of the calibration link.
+    #[arg(long, value_parser = parse_duration, default_value = "10ms")]
+    pub rtt: Duration,
+    /// Length of each blast.
+    #[arg(long, value_parser = parse_duration, default_value = "3s")]
+    pub duration: Duration,
+    /// Blasts per rate (the report gives medians).
+    #[arg(long, default_value_t = 3)]
+    pub runs: usize,
+    /// Write the Markdown report here (default: standard output).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
 
 /// Runs `udt lab`.
-pub fn run(_args: Args) -> anyhow::Result<()> {
-    anyhow::bail!("`udt lab` is not built yet")
+pub fn run(args: Args) -> anyhow::Result<()> {
+    match args.command {
+        LabCommand::Link(args) => link(args),
+        LabCommand::Calibrate(args) => calibrate(args),
+    }
+}
+
+fn link(args: LinkArgs) -> anyhow::Result<()> {
+    let params = LinkParams {
+        rate_bps: args.rate,
+        rtt: args.rtt,
+        loss: args.loss,
+        jitter: args.jitter,
+        queue: args.queue,
+        mtu: args.mtu,
+        seed: args.seed,
+    };
+    let commands = LinkCommands {
+        a: args.a,
+        b: args.command,
+    };
+    let status = udt_lab::run::run_link(params, &commands)?;
+    // The lab is torn down by now; pass the command's status on as ours.
+    match status.code() {
+        Some(0) => Ok(()),
+        Some(code) => std::process::exit(code),
+        None => std::process::exit(
+            128 + std::os::unix::process::ExitStatusExt::signal(&status).unwrap_or(0),
+        ),
+    }
+}
+
+fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
+    let report = udt_lab::calibrate::calibrate(&args.rates, args.rtt, args.duration, args.runs)?;
+    let command: Vec<String> = std::iter::once("udt".to_owned())
+        .chain(std::env::args().skip(1))
+        .collect();
+    let md = report.to_markdown(&command.join(" "));
+    match args.out {
+        Some(path) => {
+            std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))
+        }
+        None => {
+            print!("{md}");
+            Ok(())
+        }
+    }
 }

@@ -248,6 +248,22 @@ fn mtu_drops_longer_packets_only() {
 }
 
 #[test]
+fn offer_hands_back_dropped_buffers_for_reuse() {
+    let config = LinkConfig::new()
+        .rate_bps(8_000_000)
+        .queue_bytes(1500)
+        .mtu(1500);
+    let mut link: Link<u32> = Link::new(config, 1);
+    assert_eq!(link.offer(Duration::ZERO, 1, vec![1; 1000]), Ok(()));
+    // The queue holds 1000 of 1500 bytes: a second 1000-byte packet overflows it.
+    let (verdict, data) = link.offer(Duration::ZERO, 2, vec![2; 1000]).unwrap_err();
+    assert_eq!((verdict, data), (Verdict::DroppedQueueFull, vec![2; 1000]));
+    let (verdict, data) = link.offer(Duration::ZERO, 3, vec![3; 1501]).unwrap_err();
+    assert_eq!((verdict, data.len()), (Verdict::DroppedMtu, 1501));
+    assert_eq!(link.stats().dropped(), 2);
+}
+
+#[test]
 fn reordering_delays_the_chosen_packets_so_later_ones_overtake() {
     let n = 100_000;
     let config = LinkConfig::new().delay(MS).reorder(0.02, 100 * US);

@@ -1,0 +1,284 @@
+//! How fast the emulator is here: for each candidate rate, a fresh lab, an idle RTT probe and a
+//! UDP blast at 10% above the rate; the highest rate whose measured throughput stays within
+//! 3% of the setting is the one experiments may use. The report is Markdown
+//! (`docs/lab/calibration.md`).
+//!
+//! The probes run in this process beside the forwarder, as the experiments' endpoints will, so
+//! the figure includes the CPU they take from the two forwarding threads.
+
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use crate::params::{format_rate, LinkParams};
+use crate::probe::{self, BlastSpec};
+use crate::Lab;
+
+/// Tolerance on the measured rate for a rate to count as sustained.
+pub const RATE_TOLERANCE: f64 = 0.03;
+
+/// Offered load relative to the link rate, so the queue never runs dry.
+pub const OVERLOAD: f64 = 1.1;
+
+/// Payload of the blast datagrams: 1500-byte IP packets, the TUN MTU.
+const PAYLOAD: usize = 1472;
+
+/// One candidate rate, measured `runs` times; the figures are medians over the runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalibrationRow {
+    /// The link rate set, bit/s.
+    pub rate_bps: u64,
+    /// Median measured receive rate on the wire, bit/s.
+    pub measured_bps: f64,
+    /// Lowest rate the blast sender achieved over the runs, bit/s.
+    pub offered_bps: f64,
+    /// Median idle RTT.
+    pub idle_rtt: Duration,
+    /// Median over runs of the mean lateness of forwarded packets (both directions).
+    pub mean_late: Duration,
+    /// Largest lateness over all runs.
+    pub max_late: Duration,
+    /// Median CPU share of the busy forwarding thread during a blast (1.0 = one core).
+    pub forwarder_cpu: f64,
+    /// Packets the blast lost beyond the link's own drop-tail (TUN queue or socket drops),
+    /// summed over the runs.
+    pub unexplained_loss: u64,
+}
+
+impl CalibrationRow {
+    /// Measured rate over set rate.
+    pub fn ratio(&self) -> f64 {
+        self.measured_bps / self.rate_bps as f64
+    }
+
+    /// Whether the measured rate is within [`RATE_TOLERANCE`] of the setting.
+    pub fn sustained(&self) -> bool {
+        (self.ratio() - 1.0).abs() <= RATE_TOLERANCE
+    }
+
+    /// Whether the sender failed to offer more than the link rate in some run, so that the
+    /// row measures the sender rather than the emulator.
+    pub fn sender_limited(&self) -> bool {
+        self.offered_bps < self.rate_bps as f64
+    }
+}
+
+/// A whole calibration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    /// The RTT of every link tried.
+    pub rtt: Duration,
+    /// Length of each blast.
+    pub duration: Duration,
+    /// Runs per rate.
+    pub runs: usize,
+    /// One row per rate, in the order tried.
+    pub rows: Vec<CalibrationRow>,
+}
+
+impl Calibration {
+    /// The highest rate that held within tolerance such that every lower rate tried held
+    /// too (a rate that passes above a failing one is taken as luck), if any.
+    pub fn sustained_bps(&self) -> Option<u64> {
+        let mut rows: Vec<&CalibrationRow> = self.rows.iter().collect();
+        rows.sort_by_key(|r| r.rate_bps);
+        rows.iter()
+            .take_while(|r| r.sustained())
+            .map(|r| r.rate_bps)
+            .last()
+    }
+
+    /// The report, with `command` (the one that produced it) in it.
+    pub fn to_markdown(&self, command: &str) -> String {
+        let mut md = String::new();
+        let _ = writeln!(md, "# Lab calibration\n");
+        let _ = writeln!(md, "Made by `{command}`.\n");
+        let _ = writeln!(md, "Machine: {}.\n", machine());
+        let _ = writeln!(
+            md,
+            "Each rate: a fresh lab at RTT {:?}, 20 idle UDP pings, then {} run(s) of a {:?} UDP \
+             blast of 1500-byte packets at {:.0}% of the rate from b to a; the rate is counted at \
+             the receiver after a 300 ms warmup. Medians over runs. Lateness is how long after \
+             its scheduled time the forwarder wrote a packet; forwarder CPU is the busy direction's \
+             thread, in percent of one core.\n",
+            self.rtt,
+            self.runs,
+            self.duration,
+            OVERLOAD * 100.0
+        );
+        let _ = writeln!(
+            md,
+            "| rate | offered (min) | measured | ratio | idle RTT | mean late | max late | forwarder CPU | unexplained loss | sustained |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|---|");
+        for r in &self.rows {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {:.3} | {:.2} ms | {} µs | {:.2} ms | {:.0}% | {} | {} |",
+                format_rate(r.rate_bps),
+                format_rate(r.offered_bps as u64),
+                format_rate(r.measured_bps as u64),
+                r.ratio(),
+                r.idle_rtt.as_secs_f64() * 1e3,
+                r.mean_late.as_micros(),
+                r.max_late.as_secs_f64() * 1e3,
+                r.forwarder_cpu * 100.0,
+                r.unexplained_loss,
+                if r.sustained() {
+                    "yes"
+                } else if r.sender_limited() {
+                    "no (sender-limited)"
+                } else {
+                    "no"
+                }
+            );
+        }
+        let verdict = match self.sustained_bps() {
+            Some(bps) => format!(
+                "**Highest sustained rate: {}** (it and every lower rate tried measured within \
+                 {:.0}% of the setting).",
+                format_rate(bps),
+                RATE_TOLERANCE * 100.0
+            ),
+            None => "**No rate tried was sustained.**".to_owned(),
+        };
+        let _ = writeln!(md, "\n{verdict}");
+        md
+    }
+}
+
+/// Measures each of `rates` (bit/s) at `rtt`, `runs` blasts of `duration` each, printing a
+/// line per run to stderr.
+pub fn calibrate(
+    rates: &[u64],
+    rtt: Duration,
+    duration: Duration,
+    runs: usize,
+) -> anyhow::Result<Calibration> {
+    let mut rows = Vec::new();
+    for &rate in rates {
+        rows.push(measure_rate(rate, rtt, duration, runs.max(1))?);
+    }
+    Ok(Calibration {
+        rtt,
+        duration,
+        runs: runs.max(1),
+        rows,
+    })
+}
+
+fn measure_rate(
+    rate: u64,
+    rtt: Duration,
+    duration: Duration,
+    runs: usize,
+) -> anyhow::Result<CalibrationRow> {
+    let lab = Lab::start(LinkParams::new(rate, rtt))?;
+    let idle_rtt = probe::median(&probe::echo_rtts(&lab, 20, Duration::from_millis(5))?);
+    drop(lab);
+    let (mut measured, mut late) = (Vec::new(), Vec::new());
+    let (mut max_late, mut unexplained) = (Duration::ZERO, 0);
+    let mut offered = f64::INFINITY;
+    let mut cpu = Vec::new();
+    for run in 0..runs {
+        let lab = Lab::start(LinkParams::new(rate, rtt))?;
+        let spec = BlastSpec::for_duration(PAYLOAD, (rate as f64 * OVERLOAD) as u64, duration);
+        let started = std::time::Instant::now();
+        let report = probe::blast(&lab, &spec)?;
+        let elapsed = started.elapsed();
+        let [ab, ba] = lab.stats();
+        let stats = ba; // the blast goes b -> a
+        let link_drops = stats.link.dropped();
+        unexplained += report
+            .sent
+            .saturating_sub(report.received)
+            .saturating_sub(link_drops);
+        late.push(stats.mean_late());
+        max_late = max_late.max(stats.max_late).max(ab.max_late);
+        eprintln!(
+            "udt lab calibrate: {} run {}: offered {}, measured {} ({:.3}), sent {} received {} link drops {} mean late {:?} max late {:?} forwarder cpu {:?} oversleep {:?}",
+            format_rate(rate),
+            run + 1,
+            format_rate(report.offered_bps as u64),
+            format_rate(report.wire_bps as u64),
+            report.wire_bps / rate as f64,
+            report.sent,
+            report.received,
+            link_drops,
+            stats.mean_late(),
+            stats.max_late,
+            stats.cpu,
+            stats.oversleep
+        );
+        measured.push(report.wire_bps);
+        offered = offered.min(report.offered_bps);
+        cpu.push(stats.cpu.as_secs_f64() / elapsed.as_secs_f64());
+    }
+    measured.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
+    Ok(CalibrationRow {
+        rate_bps: rate,
+        measured_bps: measured[measured.len() / 2],
+        offered_bps: offered,
+        forwarder_cpu: cpu[cpu.len() / 2],
+        idle_rtt,
+        mean_late: probe::median(&late),
+        max_late,
+        unexplained_loss: unexplained,
+    })
+}
+
+/// CPU count, model and load average, so a reader can judge the figures.
+fn machine() -> String {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_owned());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    format!("{cpus} CPUs ({model}), load average {load} at the end")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(rate_bps: u64, measured_bps: f64) -> CalibrationRow {
+        CalibrationRow {
+            rate_bps,
+            measured_bps,
+            offered_bps: rate_bps as f64 * OVERLOAD,
+            idle_rtt: Duration::from_millis(10),
+            mean_late: Duration::ZERO,
+            max_late: Duration::ZERO,
+            forwarder_cpu: 0.5,
+            unexplained_loss: 0,
+        }
+    }
+
+    #[test]
+    fn sustained_rate_needs_every_lower_rate_to_hold() {
+        let mut c = Calibration {
+            rtt: Duration::from_millis(10),
+            duration: Duration::from_secs(3),
+            runs: 1,
+            rows: vec![
+                row(100, 100.0),
+                row(500, 300.0),
+                row(200, 199.0),
+                row(1000, 999.0),
+            ],
+        };
+        assert_eq!(c.sustained_bps(), Some(200));
+        assert!(c
+            .to_markdown("udt lab calibrate")
+            .contains("Highest sustained rate: 200 bit/s"));
+        c.rows[0].measured_bps = 50.0;
+        assert_eq!(c.sustained_bps(), None);
+    }
+}

@@ -1,0 +1,342 @@
+//! The forwarder: one thread per direction moving packets from one TUN to the other through a
+//! `udt-netsim` [`Link`] driven by the real monotonic clock.
+//!
+//! Each thread loops: write every packet whose delivery time has come, read what the source TUN
+//! holds (up to `BATCH` packets, each offered to the link with the time it was read), and when
+//! there is nothing to do, sleep until the next delivery time or until a packet arrives
+//! (`ppoll` on the source fd). The thread's timer slack is set to 1 ns.
+//!
+//! **Scheduling** (measured, see `docs/lab/calibration.md`): the threads ask for `SCHED_FIFO`
+//! (priority 10; `UDT_LAB_REALTIME=0` disables it). Without it, a busy machine preempts the
+//! forwarder for milliseconds, the emulated transmitter idles meanwhile (it only sees packets
+//! once read) and 1 Gbit/s measured 0.87 of the setting.
+//!
+//! **Spinning:** `ppoll` wakes 40-80 µs late on a VM, so on a lightly loaded link the thread
+//! spins the last stretch before a deadline instead of sleeping it: twice the recent average
+//! oversleep, within `SPIN_MIN`..`SPIN_MAX`. That keeps the idle RTT within ~0.2 ms of the
+//! setting. On a busy link (more than `SPIN_BELOW_PACKETS` per 10 ms) it does not spin:
+//! there the thread is working most of the time anyway, and spinning under `SCHED_FIFO` burns
+//! CPU that the kernel's real-time throttling (95% of a CPU) takes back as 50 ms stalls,
+//! which cost 3.5% of the rate.
+//!
+//! Buffers come from a per-thread pool and go back to it when delivered or dropped
+//! ([`Link::offer`] hands dropped ones back), so the steady state allocates nothing per packet.
+//!
+//! TUN has no batched read (no `recvmmsg`); multi-queue TUN would spread one direction over
+//! several threads, which two shared cores cannot use, so one queue per device it is.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use udt_netsim::{Link, LinkStats};
+
+/// Most packets read from the source in one go before checking deliveries again.
+const BATCH: usize = 64;
+
+/// Least spin margin before a deadline.
+const SPIN_MIN: Duration = Duration::from_micros(5);
+
+/// Most spin margin before a deadline.
+const SPIN_MAX: Duration = Duration::from_micros(50);
+
+/// Spinning stops when more packets than this were delivered in the last stats period
+/// ([`STATS_EVERY`]): 100 per 10 ms is 10k packets/s, 120 Mbit/s of full-size packets.
+const SPIN_BELOW_PACKETS: u64 = 100;
+
+/// Longest sleep, so a stop request is noticed promptly.
+const MAX_SLEEP: Duration = Duration::from_millis(20);
+
+/// How often the shared stats snapshot is refreshed.
+const STATS_EVERY: Duration = Duration::from_millis(10);
+
+/// Buffers kept in the pool beyond this are freed (after a burst has drained).
+const POOL_MAX: usize = 16_384;
+
+/// A write later than this past its delivery time counts as late.
+const LATE: Duration = Duration::from_micros(200);
+
+/// Counters of one direction: the link model's, plus how faithfully real time followed it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirectionStats {
+    /// The link model's counters (pushed, delivered, drops by cause, bytes).
+    pub link: LinkStats,
+    /// Packets written more than 200 µs after their delivery time.
+    pub late: u64,
+    /// The largest lateness seen.
+    pub max_late: Duration,
+    /// Sum of lateness over all written packets, for the mean.
+    pub total_late: Duration,
+    /// Reads or writes that failed (other than `EAGAIN`).
+    pub io_errors: u64,
+    /// CPU time the forwarding thread has used.
+    pub cpu: Duration,
+    /// How late `ppoll` wakes up after its timeout, on average: the sleep precision here.
+    pub oversleep: Duration,
+}
+
+impl DirectionStats {
+    /// Mean lateness of written packets.
+    pub fn mean_late(&self) -> Duration {
+        match u32::try_from(self.link.delivered) {
+            Ok(0) => Duration::ZERO,
+            Ok(n) => self.total_late / n,
+            Err(_) => self.total_late / u32::MAX,
+        }
+    }
+}
+
+/// The two forwarding threads; stopped and joined on drop.
+#[derive(Debug)]
+pub struct Forwarder {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    stats: [Arc<Mutex<DirectionStats>>; 2],
+}
+
+impl Forwarder {
+    /// Starts forwarding `tun_a` → `link_ab` → `tun_b` and `tun_b` → `link_ba` → `tun_a`.
+    /// `mtu` sizes the buffers.
+    pub fn start(tun_a: File, tun_b: File, links: [Link<()>; 2], mtu: u32) -> io::Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stats = [Arc::default(), Arc::default()];
+        let (tun_a, tun_b) = (Arc::new(tun_a), Arc::new(tun_b));
+        let epoch = Instant::now();
+        let mut threads = Vec::new();
+        let [ab, ba] = links;
+        let dirs = [(ab, &tun_a, &tun_b, "a->b"), (ba, &tun_b, &tun_a, "b->a")];
+        for (i, (link, src, dst, name)) in dirs.into_iter().enumerate() {
+            let mut dir = Direction {
+                src: Arc::clone(src),
+                dst: Arc::clone(dst),
+                link,
+                epoch,
+                buf_len: mtu as usize + 64,
+                pool: Vec::new(),
+                oversleep_ns: SPIN_MIN.as_nanos() as u64,
+                spin_max: SPIN_MAX,
+                stats: DirectionStats::default(),
+                shared: Arc::clone(&stats[i]),
+            };
+            let stop = Arc::clone(&stop);
+            let handle = std::thread::Builder::new()
+                .name(format!("udtlab {name}"))
+                .spawn(move || dir.run(&stop))?;
+            threads.push(handle);
+        }
+        Ok(Self {
+            stop,
+            threads,
+            stats,
+        })
+    }
+
+    /// A snapshot of the counters, `[a→b, b→a]`, at most 10 ms old.
+    pub fn stats(&self) -> [DirectionStats; 2] {
+        self.stats
+            .each_ref()
+            .map(|s| s.lock().map(|s| s.clone()).unwrap_or_default())
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The state of one direction's thread.
+struct Direction {
+    src: Arc<File>,
+    dst: Arc<File>,
+    link: Link<()>,
+    /// Time zero of the link's `Duration` clock.
+    epoch: Instant,
+    buf_len: usize,
+    pool: Vec<Vec<u8>>,
+    /// Upper bound of the spin margin now: [`SPIN_MAX`] on a lightly loaded link, else zero.
+    spin_max: Duration,
+    /// Average oversleep of `ppoll` timeouts, in nanoseconds (exponential, weight 1/16).
+    oversleep_ns: u64,
+    stats: DirectionStats,
+    shared: Arc<Mutex<DirectionStats>>,
+}
+
+impl Direction {
+    fn run(&mut self, stop: &AtomicBool) {
+        set_timer_slack_ns(1);
+        if realtime_wanted() {
+            set_realtime();
+        }
+        let mut published = Duration::ZERO;
+        let mut delivered_then = 0;
+        while !stop.load(Ordering::Relaxed) {
+            let delivered = self.deliver_due();
+            let read = self.read_batch();
+            let now = self.epoch.elapsed();
+            if now.saturating_sub(published) >= STATS_EVERY {
+                self.publish();
+                published = now;
+                // Spin only while the link is lightly loaded; see the module doc.
+                let recent = self.stats.link.delivered - delivered_then;
+                delivered_then = self.stats.link.delivered;
+                self.spin_max = if recent < SPIN_BELOW_PACKETS {
+                    SPIN_MAX
+                } else {
+                    Duration::ZERO
+                };
+            }
+            if delivered == 0 && read == 0 {
+                self.idle(now);
+            }
+        }
+        self.publish();
+    }
+
+    /// Writes every packet due by now; returns how many.
+    fn deliver_due(&mut self) -> usize {
+        let mut n = 0;
+        let mut now = self.epoch.elapsed();
+        loop {
+            let Some(d) = self.link.poll_delivery(now) else {
+                // Deliveries may have come due while writing.
+                let later = self.epoch.elapsed();
+                if self.link.next_deadline().is_some_and(|t| t <= later) {
+                    now = later;
+                    continue;
+                }
+                return n;
+            };
+            let late = now.saturating_sub(d.at);
+            self.stats.total_late += late;
+            self.stats.max_late = self.stats.max_late.max(late);
+            self.stats.late += u64::from(late > LATE);
+            if (&*self.dst).write(&d.data).is_err() {
+                self.stats.io_errors += 1;
+            }
+            self.recycle(d.data);
+            n += 1;
+        }
+    }
+
+    /// Reads up to [`BATCH`] packets from the source into the link; returns how many.
+    fn read_batch(&mut self) -> usize {
+        for n in 0..BATCH {
+            let mut buf = self.pool.pop().unwrap_or_default();
+            buf.resize(self.buf_len, 0);
+            match (&*self.src).read(&mut buf) {
+                Ok(len) => {
+                    buf.truncate(len);
+                    let now = self.epoch.elapsed();
+                    if let Err((_, buf)) = self.link.offer(now, (), buf) {
+                        self.recycle(buf);
+                    }
+                }
+                Err(err) => {
+                    if err.kind() != io::ErrorKind::WouldBlock {
+                        self.stats.io_errors += 1;
+                    }
+                    self.recycle(buf);
+                    return n;
+                }
+            }
+        }
+        BATCH
+    }
+
+    /// Nothing to do: sleep until the next delivery (less the spin margin) or a packet
+    /// arrives. Close to a deadline, return at once and let the loop spin.
+    fn idle(&mut self, now: Duration) {
+        let until = self
+            .link
+            .next_deadline()
+            .map_or(MAX_SLEEP, |t| t.saturating_sub(now))
+            .min(MAX_SLEEP);
+        let margin = Duration::from_nanos(2 * self.oversleep_ns)
+            .max(SPIN_MIN)
+            .min(self.spin_max);
+        if until <= margin {
+            std::hint::spin_loop();
+            return;
+        }
+        let timeout = until - margin;
+        let start = Instant::now();
+        if !wait_readable(self.src.as_raw_fd(), timeout) {
+            let over = start.elapsed().saturating_sub(timeout).as_nanos();
+            let over = u64::try_from(over).unwrap_or(u64::MAX).min(1_000_000);
+            self.oversleep_ns = (self.oversleep_ns * 15 + over) / 16;
+        }
+    }
+
+    fn recycle(&mut self, buf: Vec<u8>) {
+        if self.pool.len() < POOL_MAX {
+            self.pool.push(buf);
+        }
+    }
+
+    fn publish(&mut self) {
+        self.stats.link = self.link.stats().clone();
+        self.stats.cpu = thread_cpu_time();
+        self.stats.oversleep = Duration::from_nanos(self.oversleep_ns);
+        if let Ok(mut shared) = self.shared.lock() {
+            shared.clone_from(&self.stats);
+        }
+    }
+}
+
+/// Whether to ask for real-time scheduling: yes unless `UDT_LAB_REALTIME=0`.
+fn realtime_wanted() -> bool {
+    std::env::var_os("UDT_LAB_REALTIME").is_none_or(|v| v != "0")
+}
+
+/// Puts the calling thread in `SCHED_FIFO` at a low real-time priority, so builds and other
+/// busy processes on the machine do not preempt the forwarder for milliseconds at a time:
+/// a stalled forwarder leaves the emulated transmitter idle (it sees packets only when it
+/// reads them), and then reads a burst that overflows the queue. The thread sleeps whenever
+/// it is idle, and the kernel's real-time throttling (95% of a CPU by default) bounds it
+/// anyway. Failure (no `CAP_SYS_NICE`) leaves the normal policy.
+pub(crate) fn set_realtime() {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+}
+
+/// Sleeps until `fd` is readable or `timeout` has passed, with nanosecond resolution; true if
+/// it became readable (or the wait was interrupted), false on timeout.
+fn wait_readable(fd: i32, timeout: Duration) -> bool {
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: libc::c_long::from(timeout.subsec_nanos() as i32),
+    };
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+    unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) != 0 }
+}
+
+/// CPU time used by the calling thread.
+fn thread_cpu_time() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec to a valid pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Sets the calling thread's timer slack: the default 50 µs would make every sleep that late.
+pub(crate) fn set_timer_slack_ns(ns: libc::c_ulong) {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer and affects only the calling thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, ns) };
+}
