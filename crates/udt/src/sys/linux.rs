@@ -26,7 +26,8 @@ const UDP_SEGMENT: libc::c_int = 103;
 const UDP_GRO: libc::c_int = 104;
 
 /// Receive side: slots filled by one `recvmmsg`. Without GRO a slot holds one datagram; with
-/// GRO a slot may hold a train of equal-size datagrams, cut apart by [`RecvBatch::datagrams`].
+/// GRO a slot may hold a train of equal-size datagrams, cut apart by the segment size that
+/// [`RecvBatch::info`] reports.
 pub(crate) struct RecvBatch {
     bufs: Vec<u8>,
     slot: usize,
@@ -53,7 +54,7 @@ pub(crate) struct SlotInfo {
 
 impl RecvBatch {
     /// Slots of `slot` bytes (the largest datagram this multiplexer accepts: its MSS minus
-    /// the IP/UDP header; longer ones are truncated and then refused by the parser), or
+    /// the IP/UDP header; longer ones come back flagged `MSG_TRUNC` and are dropped), or
     /// 64 KiB slots for whole trains when the socket has `UDP_GRO` on.
     pub(crate) fn new(slot: usize, gro: bool) -> Self {
         let (slot, slots) = if gro {
@@ -120,9 +121,11 @@ impl RecvBatch {
         Ok(self.count)
     }
 
-    /// Slot `i` of the last batch: its source and bytes (`None` for an unknown family).
+    /// Slot `i` of the last batch: its source and bytes (`None` for an unknown family, or a
+    /// datagram longer than the slot: its tail is gone, and a cut data packet would otherwise
+    /// parse as a shorter, wrong one).
     pub(crate) fn get(&self, i: usize) -> Option<(SocketAddr, &[u8])> {
-        if i >= self.count {
+        if i >= self.count || self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
             return None;
         }
         let len = (self.hdrs[i].msg_len as usize).min(self.slot);
@@ -540,6 +543,31 @@ mod tests {
         // Realtime, so only roughly bounded (NTP may slew it meanwhile).
         let slop = Duration::from_millis(50);
         assert!(stamps[0] + slop >= before && stamps[2] <= after + slop);
+    }
+
+    #[test]
+    fn datagrams_longer_than_a_slot_are_dropped_not_cut() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_nonblocking(true).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = rx.local_addr().unwrap();
+        tx.send_to(&[7; 200], to).unwrap();
+        tx.send_to(&[8; 100], to).unwrap();
+        let mut batch = RecvBatch::new(100, false);
+        let mut kept = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let mut slots = 0;
+        while slots < 2 && std::time::Instant::now() < deadline {
+            let n = batch.recv(rx.as_raw_fd()).unwrap();
+            slots += n;
+            kept.extend((0..n).filter_map(|i| batch.get(i).map(|(_, b)| b.to_vec())));
+        }
+        assert_eq!(slots, 2);
+        assert_eq!(
+            kept,
+            vec![vec![8; 100]],
+            "the 200-byte datagram is refused whole"
+        );
     }
 
     /// Datagrams from `rx` until `want` arrived (or 5 s passed), cut apart as the driver
