@@ -164,14 +164,16 @@ fn ack_clocked_slow_start_grows_on_every_ack() {
         (2_000, 1016),  // nothing new
         (3_000, 1049),  // + 33 -> 66
         (10_000, 1060), // RC interval: + len(1049, 1060) = 12 -> 78
-        (11_000, 1083), // + 23 -> 101 > 100: leaves slow start, period 1e6 / 5000
+        (11_000, 1083), // + 23 -> 101 > 100: leaves slow start
     ] {
         ack(&mut native, micros, number, 5000, 1);
         cwnd.push(native.cwnd_pkts());
     }
     assert_eq!(cwnd, [33.0, 33.0, 66.0, 78.0, 101.0]);
     assert!(!native.slow_start());
-    assert_close(native.period_us(), 200.0);
+    // The ACKs covered 1016 -> 1083 = 67 packets in the 10 ms since the first one: 6,700/s,
+    // more than A = 5,000/s, so the period is 10⁶ / 6,700 µs rather than 4.11's 200 µs.
+    assert_close(native.period_us(), 1e6 / 6_700.0);
 }
 
 #[test]
