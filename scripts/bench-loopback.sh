@@ -7,10 +7,17 @@
 # BENCHMARKS.md by hand.
 #
 #   scripts/bench-loopback.sh [SECONDS=20] [REPS=3]
+#   scripts/bench-loopback.sh --small-only [REPS=3]   # only the small-transfer part
 #
 # Each timed run holds /tmp/udt-bench.lock (flock), as other benchmarks on this machine do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SMALL_ONLY=0
+if [ "${1:-}" = "--small-only" ]; then
+  SMALL_ONLY=1
+  shift
+  set -- 20 "$@"
+fi
 SECS=${1:-20}
 REPS=${2:-3}
 TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
@@ -40,6 +47,7 @@ pair() {
 }
 
 for i in $(seq "$REPS"); do
+  [ "$SMALL_ONLY" = 1 ] && break
   pair ours "$BP udt recv" "$BP udt send --seconds $SECS" "$i"
   UDT_OFFLOAD=0 pair plain "$BP udt recv" "$BP udt send --seconds $SECS" "$i"
   pair libudt "$PEERS/udt_server --recv --bench" "$PEERS/udt_client --send --bench --seconds $SECS" "$i"
@@ -63,9 +71,11 @@ done
 flock -u 9
 
 python3 - "$OUT" "$REPS" <<'PY'
-import glob, json, statistics, sys
+import glob, json, os, statistics, sys
 out, reps = sys.argv[1], int(sys.argv[2])
 def result(path):
+    if not os.path.exists(path):  # --small-only: no big-transfer runs
+        return None
     for line in open(path):
         j = json.loads(line)
         if j.get("event") == "result":

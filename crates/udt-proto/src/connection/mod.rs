@@ -153,6 +153,8 @@ struct RecvState {
     history: AckHistory,
     /// When the last 24-byte ACK went out.
     last_full_ack: Option<Instant>,
+    /// When the last numbered (16- or 24-byte) ACK went out: prompt ACKs keep a gap from it.
+    last_numbered_ack: Option<Instant>,
     /// Data packets since the last full-ACK attempt, and the light-ACK multiplier.
     pkts_since_ack: u32,
     light_ack_count: u32,
@@ -271,6 +273,7 @@ impl Connection {
                 window_update_due: false,
                 history: AckHistory::default(),
                 last_full_ack: None,
+                last_numbered_ack: None,
                 pkts_since_ack: 0,
                 light_ack_count: 1,
                 arrival: ArrivalSpeed::new(),

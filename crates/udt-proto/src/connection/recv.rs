@@ -1,9 +1,17 @@
 //! The receiving side: arriving data, and the ACKs and NAKs it causes (4.11 §4.2, §4.4, §6.4).
 //!
 //! Data is accepted into the receive buffer if it falls in the window; a gap is put in the
-//! receiver loss list and reported at once with a NAK. A full ACK goes out every SYN (or at once
-//! after a short packet), a light ACK every 64 packets in between. Data becomes readable when a
-//! full ACK covers it, as in 4.11.
+//! receiver loss list and reported at once with a NAK. A full ACK goes out every SYN, a light
+//! ACK every 64 packets in between. Data becomes readable when a full ACK covers it, as in 4.11.
+//!
+//! Deviation (prompt ACKs): when the ACK point has moved past the last ACK sent, a numbered
+//! ACK goes out at once if none went out for a gap of max(1 ms, RTT / 64) (capped at the
+//! controller's ACK period), else when that gap ends. 4.11 waits for the next SYN tick (or
+//! ACKs at once after a short packet, however many arrive), so a short transfer learns of its
+//! delivery only every 10 ms and its slow start grows once per 10 ms however short the path.
+//! The gap bounds numbered ACKs (and their ACK2s) to 1,000 a second at any data rate and
+//! write size, and keeps the 1024-entry ACK history spanning 16 RTTs so every ACK2 still
+//! finds its ACK. A 4.11 sender takes these like any numbered ACK.
 
 use std::time::Duration;
 
@@ -18,6 +26,10 @@ use crate::wire::{AckDetails, AckRates, AckRepr, ControlBody, DataRepr, NakRepr,
 
 /// Light ACK cadence in packets (4.11).
 const LIGHT_ACK_PKTS: u32 = 64;
+/// Prompt numbered ACKs are at least this far apart: at most 1,000 ACKs (and ACK2s) a second.
+const MIN_ACK_GAP: Duration = Duration::from_millis(1);
+/// …and at least RTT / this apart, so the 1024 ACK numbers in flight cover 16 RTTs.
+const ACK_GAP_RTT_DIVISOR: u32 = 64;
 
 impl Connection {
     pub(super) fn handle_data(&mut self, now: Instant, d: &DataRepr<'_>) {
@@ -44,14 +56,14 @@ impl Connection {
         self.rcv.capacity.on_arrival(d.seq, now);
         self.rcv.pkts_since_ack += 1;
         self.ensure_ack_timer(now);
-        if self.accept_data(now, d) {
+        if self.accept_data(d) {
             self.track_sequence(now, d);
         }
         self.after_arrival(now);
     }
 
     /// Put the payload in the receive buffer; false if it was a duplicate or out of window.
-    fn accept_data(&mut self, now: Instant, d: &DataRepr<'_>) -> bool {
+    fn accept_data(&mut self, d: &DataRepr<'_>) -> bool {
         let meta = PacketMeta {
             msg: d.msg,
             first: d.boundary.is_first(),
@@ -61,10 +73,9 @@ impl Connection {
         match self.rcv.buffer.insert(d.seq, meta, d.payload) {
             Insert::Accepted => {
                 self.stats.bytes_received += d.payload.len() as u64;
-                if d.payload.len() != self.payload_size {
-                    // A short packet usually ends a message or a write: ACK it at once.
-                    self.timers.set(Timer::Ack, now);
-                }
+                // 4.11 ACKs a short packet (a write's tail) at once, so small writes at a
+                // high rate draw one ACK (and ACK2) per packet. Prompt ACKs (module docs)
+                // cover the tail within one gap instead, at a bounded ACK rate.
                 if self.config.mode == crate::config::Mode::Message && self.has_message() {
                     self.events.push_back(Event::Readable);
                 }
@@ -104,7 +115,11 @@ impl Connection {
     }
 
     /// The timer checks 4.11 runs after every data packet: full ACK if due, else light ACK.
+    /// Before them, new contiguous data brings the ACK timer forward (prompt ACK).
     fn after_arrival(&mut self, now: Instant) {
+        if self.ack_point() > self.rcv.last_ack {
+            self.schedule_prompt_ack(now);
+        }
         if self.timers.is_due(Timer::Ack, now) {
             self.ack_timer(now);
         } else if self
@@ -128,6 +143,25 @@ impl Connection {
         } else {
             self.timers.set(Timer::Ack, now + self.ack_period());
         }
+    }
+
+    /// Data the peer has not heard of is here: ACK it now if the last numbered ACK is a gap
+    /// old, else at the end of the gap (unless the ACK timer is due sooner anyway).
+    fn schedule_prompt_ack(&mut self, now: Instant) {
+        let due = self
+            .rcv
+            .last_numbered_ack
+            .map_or(now, |t| t + self.prompt_ack_gap());
+        if self.timers.get(Timer::Ack).is_none_or(|t| t > due) {
+            self.timers.set(Timer::Ack, due);
+        }
+    }
+
+    /// The least time between prompt ACKs: max(1 ms, RTT / 64), but never more than the
+    /// ACK period, so prompt ACKs are never later than 4.11's.
+    fn prompt_ack_gap(&self) -> Duration {
+        (self.rtt.rtt() / ACK_GAP_RTT_DIVISOR)
+            .clamp(MIN_ACK_GAP, self.ack_period().max(MIN_ACK_GAP))
     }
 
     fn ensure_ack_timer(&mut self, now: Instant) {
@@ -209,6 +243,7 @@ impl Connection {
             details: Some(details),
         }));
         self.rcv.history.record(self.rcv.ack_number, ack, now);
+        self.rcv.last_numbered_ack = Some(now);
         self.stats.acks_sent += 1;
     }
 

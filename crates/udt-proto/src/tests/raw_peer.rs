@@ -291,28 +291,45 @@ fn idle_connection_sends_keepalive_after_about_310ms() {
     assert!((305..=315).contains(&took), "keep-alive after {took} ms");
 }
 
-#[test]
-fn receiver_naks_a_gap_at_once_and_acks_a_short_packet_immediately() {
-    let (mut raw, isn) = Raw::client();
-    raw.drain();
-    let payload = [9u8; 1456];
-    let dst = raw.conn.local_id();
-    for seq in [isn, isn + 3u32] {
-        raw.feed(Packet::Data(DataRepr {
+impl Raw {
+    /// Feed data packet `seq` with `len` payload bytes.
+    fn feed_data(&mut self, seq: SeqNumber, len: usize) {
+        let payload = [9u8; 1456];
+        let dst = self.conn.local_id();
+        self.feed(Packet::Data(DataRepr {
             seq,
-            boundary: crate::wire::Boundary::Solo,
+            boundary: crate::wire::Boundary::Middle,
             in_order: false,
             msg: crate::seq::MsgNumber::new(1),
             timestamp: Timestamp(0),
             dst,
-            payload: &payload,
+            payload: &payload[..len],
         }));
     }
-    let naks: Vec<_> = raw
-        .controls()
-        .into_iter()
+
+    /// The ACKs our side sends now.
+    fn acks(&mut self) -> Vec<AckRepr> {
+        self.controls()
+            .into_iter()
+            .filter_map(|b| match b {
+                ControlBody::Ack(a) => Some(a),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn receiver_naks_a_gap_at_once_and_acks_when_the_gap_fills() {
+    let (mut raw, isn) = Raw::client();
+    raw.drain();
+    raw.feed_data(isn, 1456);
+    raw.feed_data(isn + 3u32, 1456);
+    let controls = raw.controls();
+    let naks: Vec<_> = controls
+        .iter()
         .filter_map(|b| match b {
-            ControlBody::Nak(n) => Some(n.ranges),
+            ControlBody::Nak(n) => Some(n.ranges.clone()),
             _ => None,
         })
         .collect();
@@ -323,27 +340,58 @@ fn receiver_naks_a_gap_at_once_and_acks_a_short_packet_immediately() {
             last: isn + 2u32
         }]]
     );
-    // A short packet (a write's tail) is acknowledged without waiting for the ACK timer.
-    raw.feed(Packet::Data(DataRepr {
-        seq: isn + 4u32,
-        boundary: crate::wire::Boundary::Solo,
-        in_order: false,
-        msg: crate::seq::MsgNumber::new(2),
-        timestamp: Timestamp(0),
-        dst,
-        payload: &payload[..10],
-    }));
-    let acks: Vec<_> = raw
-        .controls()
-        .into_iter()
+    // The first packet was acknowledged at once (prompt ACK), and the ACK stops at the hole.
+    let acks: Vec<_> = controls
+        .iter()
         .filter_map(|b| match b {
-            ControlBody::Ack(a) => Some(a),
+            ControlBody::Ack(a) => Some(a.ack),
             _ => None,
         })
         .collect();
+    assert_eq!(acks, vec![isn + 1u32], "ACK stops at the first hole");
+    // The hole fills and a short packet (a write's tail) arrives within the prompt-ACK gap:
+    // no ACK yet (4.11 would ACK the short packet at once)…
+    raw.feed_data(isn + 1u32, 1456);
+    raw.feed_data(isn + 2u32, 1456);
+    raw.feed_data(isn + 4u32, 10);
+    assert!(raw.acks().is_empty());
+    // …but at the gap's end (RTT / 64 with the initial 100 ms RTT), long before SYN.
+    raw.advance(Duration::from_micros(1_563));
+    let acks = raw.acks();
     assert_eq!(acks.len(), 1);
-    assert_eq!(acks[0].ack, isn + 1u32, "ACK stops at the first hole");
+    assert_eq!(acks[0].ack, isn + 5u32);
     assert!(acks[0].details.is_some(), "a numbered ACK");
+}
+
+/// Deviation from 4.11 (prompt ACKs): new data is acknowledged at once if no numbered ACK
+/// went out for 1 ms (the floor of the gap; RTT / 64 is below it here), else when the gap ends.
+#[test]
+fn prompt_acks_come_at_once_then_at_most_once_per_gap() {
+    let (mut raw, isn) = Raw::client();
+    raw.drain();
+    raw.feed_data(isn, 1456);
+    assert_eq!(
+        raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
+        [isn + 1u32]
+    );
+    raw.advance(Duration::from_micros(100));
+    raw.feed_data(isn + 1u32, 1456);
+    assert!(raw.acks().is_empty(), "within the gap");
+    // The initial RTT (100 ms) makes the gap RTT / 64 = 1.5625 ms.
+    raw.advance(Duration::from_micros(1_400));
+    assert!(raw.acks().is_empty(), "still within the gap");
+    raw.advance(Duration::from_micros(100));
+    assert_eq!(
+        raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
+        [isn + 2u32]
+    );
+    // Long after: the next packet is acknowledged on arrival again.
+    raw.advance(Duration::from_millis(5));
+    raw.feed_data(isn + 2u32, 1456);
+    let acks = raw.acks();
+    assert_eq!(acks.iter().map(|a| a.ack).collect::<Vec<_>>(), [isn + 3u32]);
+    // 16-byte ACK (the 24-byte one with rates went out less than SYN ago).
+    assert!(acks[0].details.is_some_and(|d| d.rates.is_none()));
 }
 
 #[test]

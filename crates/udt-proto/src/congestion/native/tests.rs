@@ -25,7 +25,7 @@ fn assert_close(a: f64, b: f64) {
 }
 
 fn native(max_window_pkts: u32, recv_rate_pkts: u32, seed: u64) -> Native {
-    let mut native = Native::default();
+    let mut native = Native::new(NativeConfig::libudt());
     let init = ControllerInit {
         mss: 1500,
         max_window_pkts,
@@ -144,6 +144,36 @@ fn ack_rate_control_gate_is_10_ms() {
     assert_eq!(native.cwnd_pkts(), 28.0);
     ack(&mut native, 20_000, 1020, 16, 1); // + len(1010, 1020) = 11
     assert_eq!(native.cwnd_pkts(), 39.0);
+}
+
+/// Our default (deviation): every ACK in slow start grows the window by what it newly
+/// acknowledges; the first ACK of an RC interval still counts 4.11's way (one more).
+#[test]
+fn ack_clocked_slow_start_grows_on_every_ack() {
+    let mut native = Native::new(NativeConfig::default());
+    let init = ControllerInit {
+        max_window_pkts: 100,
+        isn: seq(ISN),
+        recv_rate_pkts: 5000,
+        ..ControllerInit::default()
+    };
+    native.init(Instant::from_micros(T0), &init);
+    let mut cwnd = Vec::new();
+    for (micros, number) in [
+        (1_000, 1016),  // + 17 (999 -> 1016) -> 33
+        (2_000, 1016),  // nothing new
+        (3_000, 1049),  // + 33 -> 66
+        (10_000, 1060), // RC interval: + len(1049, 1060) = 12 -> 78
+        (11_000, 1083), // + 23 -> 101 > 100: leaves slow start
+    ] {
+        ack(&mut native, micros, number, 5000, 1);
+        cwnd.push(native.cwnd_pkts());
+    }
+    assert_eq!(cwnd, [33.0, 33.0, 66.0, 78.0, 101.0]);
+    assert!(!native.slow_start());
+    // The ACKs covered 1016 -> 1083 = 67 packets in the 10 ms since the first one: 6,700/s,
+    // more than A = 5,000/s, so the period is 10⁶ / 6,700 µs rather than 4.11's 200 µs.
+    assert_close(native.period_us(), 1e6 / 6_700.0);
 }
 
 #[test]
@@ -336,4 +366,31 @@ fn same_seed_gives_same_period_sequence() {
     assert_eq!(run(7), run(7));
     let distinct: std::collections::HashSet<_> = (0..8).map(run).collect();
     assert!(distinct.len() > 1, "the seed should matter");
+}
+
+/// Rate increases in 100 ms of ACKs 3.125 ms apart (prompt ACKs on a 200 ms path).
+fn increases_with_frequent_acks(config: NativeConfig) -> u32 {
+    let mut native = Native::new(config);
+    let init = ControllerInit {
+        isn: seq(ISN),
+        recv_rate_pkts: 5000,
+        ..ControllerInit::default()
+    };
+    native.init(Instant::from_micros(T0), &init);
+    nak(&mut native, 0, ISN + 3, ISN + 20, 5000);
+    let mut increases = 0;
+    for i in 1..=32u32 {
+        let before = native.period_us();
+        ack(&mut native, u64::from(i) * 3_125, ISN + 20 + i, 5000, 1);
+        increases += u32::from(native.period_us() < before);
+    }
+    increases
+}
+
+/// 4.11 starts each RC interval at the ACK that opened it, so ACKs 3.125 ms apart open one
+/// every 12.5 ms (8 in 100 ms); our steady clock keeps one per 10 ms (10 in 100 ms).
+#[test]
+fn steady_rc_clock_keeps_one_increase_per_interval() {
+    assert_eq!(increases_with_frequent_acks(NativeConfig::libudt()), 8);
+    assert_eq!(increases_with_frequent_acks(NativeConfig::default()), 10);
 }

@@ -1,0 +1,135 @@
+//! Small transfers: how long until a short write is delivered *and acknowledged* (issue 3:
+//! 1 MB on loopback in < 20 ms), and what the prompt ACKs that make them fast cost a bulk
+//! flow in ACKs per second. Virtual time, so the time bounds are exact, not flaky.
+
+use std::time::Duration;
+
+use udt_netsim::LinkConfig;
+
+use super::sim::Pair;
+use crate::config::ConnectionConfig;
+use crate::stats::ConnectionStats;
+
+/// One write of `bytes` right after connecting, over a link of `rate_bps` and `rtt`; returns
+/// the virtual time from the write until the sender holds nothing unacknowledged, and the
+/// sender's and receiver's stats.
+fn small_transfer(
+    rate_bps: u64,
+    rtt: Duration,
+    bytes: usize,
+    seed: u64,
+) -> (Duration, ConnectionStats, ConnectionStats) {
+    let link = || {
+        LinkConfig::new()
+            .rate_bps(rate_bps)
+            .delay(rtt / 2)
+            .queue_bytes(LinkConfig::bdp_bytes(rate_bps, rtt).max(4 << 20))
+    };
+    let mut p = Pair::new(link(), link(), ConnectionConfig::default(), seed);
+    let (c, s) = p.connect(ConnectionConfig::default());
+    let (cn, sn) = (p.client, p.server);
+    let start = p.sim.now;
+    let data = vec![0x5a; bytes];
+    let mut written = 0;
+    let mut rbuf = vec![0u8; 1 << 20];
+    let mut got = 0;
+    let ok = p.sim.run_until(Duration::from_secs(30), |sim| {
+        let now = sim.now;
+        if written < bytes {
+            if let Ok(n) = sim.conn(cn, c).send(now, &data[written..]) {
+                written += n;
+            }
+        }
+        while let Ok(n) = sim.conn(sn, s).recv(&mut rbuf) {
+            if n == 0 {
+                break;
+            }
+            got += n;
+        }
+        written == bytes && sim.conn(cn, c).is_send_idle()
+    });
+    assert!(ok, "transfer of {bytes} bytes did not complete");
+    assert_eq!(got, bytes, "the receiver read everything");
+    let took = p.sim.now - start;
+    let (cs, ss) = (p.sim.conn(cn, c).stats(), p.sim.conn(sn, s).stats());
+    (took, cs, ss)
+}
+
+const TEN_GBIT: u64 = 10_000_000_000;
+
+/// Loopback-like: 0.1 ms RTT, 10 Gbit/s. 4.11 (ACK every 10 ms, slow start growing once per
+/// 10 ms) needs ~31 ms here for 1 MiB and 10 ms for one full packet.
+#[test]
+fn one_mib_on_a_fast_short_path_is_acknowledged_within_20_ms() {
+    let (took, sender, receiver) = small_transfer(TEN_GBIT, Duration::from_micros(100), 1 << 20, 1);
+    println!(
+        "1 MiB, 0.1 ms RTT: {took:?}; numbered ACKs {}, light ACKs {}",
+        receiver.acks_sent, receiver.light_acks_sent
+    );
+    assert!(took < Duration::from_millis(20), "took {took:?}");
+    assert_eq!(sender.retransmitted, 0);
+}
+
+/// One full-size packet (no short tail to trigger 4.11's immediate ACK) is acknowledged on
+/// arrival: one RTT plus serialisation, not a 10 ms ACK period.
+#[test]
+fn one_full_packet_is_acknowledged_in_about_one_rtt() {
+    let (took, _, receiver) = small_transfer(TEN_GBIT, Duration::from_micros(100), 1456, 2);
+    println!("1 packet, 0.1 ms RTT: {took:?}");
+    assert!(took < Duration::from_micros(200), "took {took:?}");
+    assert_eq!(receiver.acks_sent, 1);
+}
+
+/// On a long path the transfer is bounded by slow start's doubling per RTT from 16 packets:
+/// 721 packets leave in 6 rounds, the last ACK returns in the 7th.
+#[test]
+fn one_mib_on_a_100ms_path_takes_at_most_7_rtts() {
+    let rtt = Duration::from_millis(100);
+    let (took, _, _) = small_transfer(1_000_000_000, rtt, 1 << 20, 3);
+    let rtts = took.as_secs_f64() / rtt.as_secs_f64();
+    println!("1 MiB, 100 ms RTT: {took:?} = {rtts:.2} RTTs");
+    assert!(rtts <= 7.0, "took {took:?}");
+}
+
+/// Prompt ACKs are bounded in time, not per packet: a bulk flow at 1 Gbit/s (10 ms RTT) gets
+/// at most one numbered ACK per ms (plus 4.11's light ACK every 64 packets in between).
+#[test]
+fn bulk_flow_at_1_gbit_sends_at_most_1000_numbered_acks_a_second() {
+    let rtt = Duration::from_millis(10);
+    let link = || {
+        LinkConfig::new()
+            .rate_bps(1_000_000_000)
+            .delay(rtt / 2)
+            .queue_bytes(LinkConfig::bdp_bytes(1_000_000_000, rtt))
+    };
+    let mut p = Pair::new(link(), link(), ConnectionConfig::default(), 4);
+    let (c, s) = p.connect(ConnectionConfig::default());
+    let (cn, sn) = (p.client, p.server);
+    let chunk = vec![0u8; 256 * 1024];
+    let mut rbuf = vec![0u8; 1 << 20];
+    let seconds = 3;
+    p.sim.run_until(Duration::from_secs(seconds), |sim| {
+        let now = sim.now;
+        let conn = sim.conn(cn, c);
+        while conn.send_buffer_free() > chunk.len() && conn.send(now, &chunk).is_ok() {}
+        while let Ok(n) = sim.conn(sn, s).recv(&mut rbuf) {
+            if n == 0 {
+                break;
+            }
+        }
+        false
+    });
+    let r = p.sim.conn(sn, s).stats();
+    let per_s = |n: u64| n / seconds;
+    println!(
+        "1 Gbit/s bulk, 10 ms RTT: {} data packets/s, {} numbered ACKs/s, {} light ACKs/s",
+        per_s(r.packets_received),
+        per_s(r.acks_sent),
+        per_s(r.light_acks_sent)
+    );
+    assert!(
+        per_s(r.packets_received) > 30_000,
+        "the flow did not get going"
+    );
+    assert!(per_s(r.acks_sent) <= 1_000, "{} ACKs/s", per_s(r.acks_sent));
+}
