@@ -2,8 +2,8 @@
 # `udt cp` against memory-to-memory UDT on the same path (loopback), one 1 GiB file from
 # /dev/shm (tmpfs, page cache) to /dev/shm, upload and download, release builds. Each run
 # holds /tmp/udt-bench.lock (flock); medians of REPS runs. The memory-to-memory peer is
-# crates/udt/examples/bench_peer.rs (constant buffer, no disk, no digest), sending for about
-# as long as a cp takes. Results go to BENCHMARKS.md by hand.
+# `udt perf -n SIZE` (the same bytes over UDT, no disk, no digest; goodput measured at its
+# receiver), as issue 4 asks. Results go to BENCHMARKS.md by hand.
 #
 #   scripts/bench-cp.sh [REPS=3] [SIZE_MIB=1024]
 set -euo pipefail
@@ -22,9 +22,8 @@ cleanup() {
 trap cleanup EXIT
 
 cargo build --release -q -p udt-cli
-cargo build --release -q -p udt --example bench_peer
 UDT="$TARGET/release/udt"
-BP="$TARGET/release/examples/bench_peer"
+PERF_PORT=${PERF_PORT:-15499}
 mkdir -p "$SHM/src" "$SHM/up" "$SHM/down"
 head -c "${SIZE_MIB}M" /dev/urandom >"$SHM/src/big.bin"
 
@@ -43,13 +42,11 @@ stop_server() {
 }
 
 mem_to_mem() { # i
-  "$BP" udt recv >"$OUT/mem.$1.recv" 2>/dev/null &
-  local rpid=$!
-  for _ in $(seq 100); do grep -q listening "$OUT/mem.$1.recv" 2>/dev/null && break; sleep 0.05; done
-  local port
-  port=$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$OUT/mem.$1.recv" | head -1)
-  "$BP" udt send --connect "127.0.0.1:$port" --seconds 4 >"$OUT/mem.$1.send" 2>/dev/null
-  wait "$rpid" || true
+  "$UDT" perf -s -1 -B 127.0.0.1 -p "$PERF_PORT" >/dev/null 2>&1 &
+  local spid=$!
+  sleep 0.3
+  "$UDT" perf -c 127.0.0.1 -p "$PERF_PORT" -n "${SIZE_MIB}M" --json >"$OUT/mem.$1.send" 2>/dev/null
+  wait "$spid" || true
 }
 
 for i in $(seq "$REPS"); do
@@ -65,7 +62,7 @@ for i in $(seq "$REPS"); do
   cmp -s "$SHM/src/big.bin" "$SHM/up/big.bin" && cmp -s "$SHM/src/big.bin" "$SHM/down/big.bin" \
     || { echo "copy $i differs" >&2; exit 1; }
   flock -u 9
-  echo "run $i: mem $(grep -o '"mbps":[0-9.]*' "$OUT/mem.$i.send"), up/down $(grep -ho '"rate_bps":[0-9.]*' "$OUT/up.$i" "$OUT/down.$i" | tr '\n' ' ')" >&2
+  echo "run $i: mem $(grep -o '"goodput_bps":[0-9.e+]*' "$OUT/mem.$i.send"), up/down $(grep -ho '"rate_bps":[0-9.]*' "$OUT/up.$i" "$OUT/down.$i" | tr '\n' ' ')" >&2
 done
 
 python3 - "$OUT" "$REPS" "$SIZE_MIB" <<'PY'
@@ -80,13 +77,13 @@ def event(path, name):
         if j.get("event") == name:
             return j
     return None
-mem = [event(f"{out}/mem.{i}.send", "result")["mbps"] / 1e3 for i in range(1, reps + 1)]
+mem = [json.load(open(f"{out}/mem.{i}.send"))["goodput_bps"] / 1e9 for i in range(1, reps + 1)]
 up = [event(f"{out}/up.{i}", "summary")["rate_bps"] / 1e9 for i in range(1, reps + 1)]
 down = [event(f"{out}/down.{i}", "summary")["rate_bps"] / 1e9 for i in range(1, reps + 1)]
 m = statistics.median(mem)
 print(f"| transfer ({size} MiB, loopback) | Gbit/s (median) | vs memory to memory | runs |")
 print("|---|---|---|---|")
-for label, xs in [("memory to memory (bench_peer)", mem),
+for label, xs in [("memory to memory (udt perf -n)", mem),
                   ("udt cp upload, /dev/shm -> /dev/shm", up),
                   ("udt cp download, /dev/shm -> /dev/shm", down)]:
     runs = ", ".join(f"{x:.2f}" for x in xs)
