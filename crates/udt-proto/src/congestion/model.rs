@@ -69,6 +69,8 @@ const PLATEAU_ROUNDS: u32 = 3;
 const MIN_HEAVY_LOSSES: u64 = 4;
 /// How far a delivery-rate sample may exceed the receiver's reported arrival rate.
 const ARRIVAL_SLACK: f64 = 1.1;
+/// Shortest time between two congestion back-offs.
+const BACKOFF_SPACING: Duration = Duration::from_millis(200);
 /// Fewest losses in a round that can end startup.
 const MIN_STARTUP_LOSSES: u64 = 16;
 /// Bounds on the bandwidth estimate, packets per second, so the period stays finite.
@@ -221,7 +223,7 @@ pub struct ModelBased {
     cum_ack: SeqNumber,
     highest_lost: Option<SeqNumber>,
     last_loss_round: Option<u64>,
-    last_backoff_round: Option<u64>,
+    last_backoff: Option<(u64, Instant)>,
     // Outputs.
     pacing_gain: f64,
     cwnd_pkts: f64,
@@ -262,7 +264,7 @@ impl ModelBased {
             cum_ack: init.isn,
             highest_lost: None,
             last_loss_round: None,
-            last_backoff_round: None,
+            last_backoff: None,
             pacing_gain: STARTUP_GAIN,
             cwnd_pkts: config.initial_window_pkts,
             config,
@@ -334,12 +336,10 @@ impl ModelBased {
     }
 
     /// A round ended: judge its losses, then look for the startup plateau.
-    fn end_round(&mut self) {
+    fn end_round(&mut self, now: Instant) {
         self.round += 1;
-        let recent_backoff = self.last_backoff_round.is_some_and(|r| self.round < r + 2);
-        if self.overflowing() && !recent_backoff {
-            self.back_off(self.config.loss_backoff);
-            self.last_backoff_round = Some(self.round);
+        if self.overflowing() {
+            self.back_off_once(now);
         }
         if self.lost_in_round > 0 {
             self.last_loss_round = Some(self.round);
@@ -386,6 +386,20 @@ impl ModelBased {
         {
             self.filled = true;
             self.enter(now, ModelMode::Drain);
+        }
+    }
+
+    /// A congestion back-off, unless one happened within the last two rounds or
+    /// [`BACKOFF_SPACING`]: losses reported in the round after a back-off were caused before
+    /// it, and a time floor keeps short-RTT flows from backing off many times more often per
+    /// second than long-RTT flows sharing the same overflowing queue.
+    fn back_off_once(&mut self, now: Instant) {
+        let recent = self.last_backoff.is_some_and(|(round, at)| {
+            self.round < round + 2 || now - at < BACKOFF_SPACING.max(self.min_rtt() * 2)
+        });
+        if !recent {
+            self.back_off(self.config.loss_backoff);
+            self.last_backoff = Some((self.round, now));
         }
     }
 
@@ -516,7 +530,8 @@ impl ModelBased {
         };
         let bw = self.bandwidth_pkts();
         let beyond_holes = self.cum_ack.offset_to(self.sampler.front()).max(0);
-        gain * self.bdp_pkts() + bw * SYN.as_secs_f64() + f64::from(beyond_holes)
+        let queueing = self.srtt.saturating_sub(self.min_rtt()).max(SYN);
+        gain * self.bdp_pkts() + bw * queueing.as_secs_f64() + f64::from(beyond_holes)
     }
 
     /// Startup grows the window by what each ACK delivers (doubling per round); afterwards it
@@ -572,7 +587,7 @@ impl Controller for ModelBased {
             && now - self.min_rtt_stamp > self.config.min_rtt_window;
         let newly = self.absorb(now, ack.ack, ack.recv_rate_pkts);
         if self.round_end < ack.ack {
-            self.end_round();
+            self.end_round(now);
             self.round_end = ack.largest_sent;
         }
         self.cum_ack = self.cum_ack.max_seq(ack.ack);
@@ -607,12 +622,8 @@ impl Controller for ModelBased {
         }
     }
 
-    fn on_timeout(&mut self, _now: Instant, _info: &TimeoutInfo) {
-        let recent_backoff = self.last_backoff_round.is_some_and(|r| self.round < r + 2);
-        if !recent_backoff {
-            self.back_off(self.config.loss_backoff);
-            self.last_backoff_round = Some(self.round);
-        }
+    fn on_timeout(&mut self, now: Instant, _info: &TimeoutInfo) {
+        self.back_off_once(now);
         self.update_window(0);
     }
 
