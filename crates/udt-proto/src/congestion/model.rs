@@ -370,8 +370,8 @@ impl ModelBased {
     /// `heavy_loss` lost, or more than `queue_loss` while the RTT says the queue is full.
     fn overflowing(&self) -> bool {
         let rate = self.round_loss_rate();
-        let queue_full = self.srtt.as_secs_f64()
-            > self.min_rtt().as_secs_f64() * self.config.queue_rtt_ratio;
+        let queue_full =
+            self.srtt.as_secs_f64() > self.min_rtt().as_secs_f64() * self.config.queue_rtt_ratio;
         self.lost_in_round >= MIN_HEAVY_LOSSES
             && (rate > self.config.heavy_loss || (rate > self.config.queue_loss && queue_full))
     }
@@ -575,7 +575,8 @@ impl Controller for ModelBased {
         if !info.retransmit {
             self.sent_in_round += 1;
             let spacing = self.marker_spacing();
-            self.sampler.on_sent(now, info.seq, spacing, self.lost_total);
+            self.sampler
+                .on_sent(now, info.seq, spacing, self.lost_total);
         }
     }
 
@@ -583,8 +584,8 @@ impl Controller for ModelBased {
         if !ack.rtt.is_zero() {
             self.srtt = ack.rtt;
         }
-        let min_rtt_expired = self.min_rtt.is_some()
-            && now - self.min_rtt_stamp > self.config.min_rtt_window;
+        let min_rtt_expired =
+            self.min_rtt.is_some() && now - self.min_rtt_stamp > self.config.min_rtt_window;
         let newly = self.absorb(now, ack.ack, ack.recv_rate_pkts);
         if self.round_end < ack.ack {
             self.end_round(now);

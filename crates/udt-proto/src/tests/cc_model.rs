@@ -260,8 +260,7 @@ fn model_fills_1gbit_100ms_with_and_without_random_loss() {
 #[test]
 #[ignore = "32 runs of 1 Gbit/s for 20 virtual seconds; run in release"]
 fn loss_by_rtt_table_model_vs_native() {
-    let mut table =
-        String::from("rtt_ms  loss%   model%  (1 Gbit/s, BDP queue, seconds 5-20)\n");
+    let mut table = String::from("rtt_ms  loss%   model%  (1 Gbit/s, BDP queue, seconds 5-20)\n");
     let mut both = String::from("rtt_ms  loss%   native%  model%\n");
     for rtt_ms in [10u64, 50, 100, 200] {
         for loss in [0.0, 0.0001, 0.001, 0.01] {
