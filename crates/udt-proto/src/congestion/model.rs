@@ -6,7 +6,7 @@
 //! * **bandwidth** — the maximum delivery rate seen over the last 10 rounds (a round is one
 //!   trip of the sequence space: it ends when the ACK passes what was the largest sequence
 //!   sent when it began). Samples come from cumulative-ACK progress between sampled packets
-//!   ([`sampler`]), so they count what the receiver took, never what was sent;
+//!   (`model/sampler.rs`), so they count what the receiver took, never what was sent;
 //! * **min RTT** — the smallest RTT sample over the last 10 s.
 //!
 //! and four modes:
@@ -502,6 +502,14 @@ impl ModelBased {
             let rate = self.cap_by_arrival_rate(rate, recv_rate_pkts);
             self.bw.update(self.round, rate);
         }
+        // Probe RTT's own low rate says nothing about the path: with the RTT far below UDT's
+        // 10 ms ACK period, its 200 ms span more rounds than the filter remembers.
+        if let Some(rate) = sample.limited_rate_pkts.filter(|r| r.is_finite()) {
+            let rate = self.cap_by_arrival_rate(rate, recv_rate_pkts);
+            if rate >= self.bw.max() {
+                self.bw.update(self.round, rate);
+            }
+        }
         sample.newly_acked
     }
 
@@ -575,8 +583,9 @@ impl Controller for ModelBased {
         if !info.retransmit {
             self.sent_in_round += 1;
             let spacing = self.marker_spacing();
+            let limited = self.mode == ModelMode::ProbeRtt;
             self.sampler
-                .on_sent(now, info.seq, spacing, self.lost_total);
+                .on_sent(now, info.seq, spacing, self.lost_total, limited);
         }
     }
 

@@ -40,6 +40,8 @@ struct Marker {
     first_sent_time: Instant,
     /// Losses reported when this one was sent.
     lost: u64,
+    /// Sent while the controller held its rate down on purpose (probe RTT).
+    limited: bool,
 }
 
 /// What one ACK taught the sampler.
@@ -49,6 +51,9 @@ pub(super) struct AckSample {
     pub(super) newly_acked: u64,
     /// The best delivery rate among the markers this ACK passed, packets per second.
     pub(super) rate_pkts: Option<f64>,
+    /// The same for markers sent while the rate was held down: it only counts if it beats
+    /// the estimate.
+    pub(super) limited_rate_pkts: Option<f64>,
     /// The smallest RTT among the markers this ACK passed.
     pub(super) rtt: Option<Duration>,
 }
@@ -76,6 +81,7 @@ impl Sampler {
             delivered_time: now,
             first_sent_time: now,
             lost: 0,
+            limited: false,
         };
         Self {
             markers: [blank; MARKERS],
@@ -94,9 +100,17 @@ impl Sampler {
         self.front
     }
 
-    /// A new packet `seq` leaves at `now`, with `lost` losses reported so far; mark it if the
-    /// last marker is at least `spacing` old and the ring has room.
-    pub(super) fn on_sent(&mut self, now: Instant, seq: SeqNumber, spacing: Duration, lost: u64) {
+    /// A new packet `seq` leaves at `now`, with `lost` losses reported so far (`limited`:
+    /// while the rate is held down on purpose); mark it if the last marker is at least
+    /// `spacing` old and the ring has room.
+    pub(super) fn on_sent(
+        &mut self,
+        now: Instant,
+        seq: SeqNumber,
+        spacing: Duration,
+        lost: u64,
+        limited: bool,
+    ) {
         if self.len == MARKERS || self.last_mark.is_some_and(|t| now - t < spacing) {
             return;
         }
@@ -112,6 +126,7 @@ impl Sampler {
             delivered_time: self.delivered_time,
             first_sent_time: self.first_sent_time,
             lost,
+            limited,
         };
         self.len += 1;
         self.last_mark = Some(now);
@@ -156,7 +171,12 @@ impl Sampler {
                 .saturating_sub(m.delivered)
                 .saturating_sub(lost.saturating_sub(m.lost));
             let rate = delivered as f64 / interval.as_secs_f64();
-            sample.rate_pkts = Some(sample.rate_pkts.map_or(rate, |r| r.max(rate)));
+            let slot = if m.limited {
+                &mut sample.limited_rate_pkts
+            } else {
+                &mut sample.rate_pkts
+            };
+            *slot = Some(slot.map_or(rate, |r| r.max(rate)));
         }
         sample
     }

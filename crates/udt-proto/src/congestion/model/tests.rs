@@ -39,7 +39,7 @@ fn sampler_measures_the_delivery_rate_and_rtt() {
     let mut min_rtt = Duration::MAX;
     for i in 0u32..20_000 {
         let now = Instant::from_micros(u64::from(i) * 100);
-        s.on_sent(now, isn + i, Duration::from_millis(5), 0);
+        s.on_sent(now, isn + i, Duration::from_millis(5), 0, false);
         if i % 100 == 0 && i >= 500 {
             // Everything sent up to 50 ms ago has arrived.
             let sample = s.on_progress(now, isn + (i - 500), Duration::from_millis(25), 0);
