@@ -31,7 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use udt_proto::config::{IP_UDP_OVERHEAD, UDT_HEADER};
-use udt_proto::congestion::{ControllerFactory, FixedRateFactory, NativeFactory};
+use udt_proto::congestion::{ControllerFactory, FixedRateFactory, ModelFactory, NativeFactory};
 use udt_proto::{ConfigError, ConnectionConfig, Mode};
 
 use crate::sys::UdpOptions;
@@ -55,7 +55,7 @@ pub enum OptionError {
     #[error("{0} takes a {1} value")]
     WrongType(&'static str, &'static str),
     /// [`SocketOptions::set_controller_named`] got a name it does not know.
-    #[error("unknown congestion controller {0:?}: use native or fixed-rate")]
+    #[error("unknown congestion controller {0:?}: use native, model or fixed-rate")]
     UnknownController(String),
     /// The fixed-rate controller was asked for without a rate.
     #[error("the fixed-rate congestion controller needs a rate (bytes per second)")]
@@ -189,7 +189,7 @@ impl SocketOptions {
     }
 
     /// UDT_CC by name, for command lines and configuration files: `native` (UDT's DAIMD,
-    /// the default) or `fixed-rate` (paces at `rate_bytes_per_sec`, which it then needs;
+    /// the default), `model` (the BBR-like model-based controller) or `fixed-rate` (paces at `rate_bytes_per_sec`, which it then needs;
     /// it never backs off, so use it on dedicated links only). Other values of `rate` are
     /// ignored; the names are [`Self::CONTROLLER_NAMES`].
     pub fn set_controller_named(
@@ -199,6 +199,7 @@ impl SocketOptions {
     ) -> Result<&mut Self, OptionError> {
         let factory: Arc<dyn ControllerFactory> = match name {
             "native" => Arc::new(NativeFactory::default()),
+            "model" => Arc::new(ModelFactory::default()),
             "fixed-rate" => match rate_bytes_per_sec.filter(|&r| r > 0) {
                 Some(rate) => Arc::new(FixedRateFactory::new(rate)),
                 None => return Err(OptionError::ControllerNeedsRate),
@@ -209,7 +210,7 @@ impl SocketOptions {
     }
 
     /// The names [`Self::set_controller_named`] accepts.
-    pub const CONTROLLER_NAMES: [&'static str; 2] = ["native", "fixed-rate"];
+    pub const CONTROLLER_NAMES: [&'static str; 3] = ["native", "model", "fixed-rate"];
 
     /// UDT_FC: the largest flow window in packets (default 25600; 1..=2^24, values below 32
     /// become 32 as in 4.11).
@@ -689,7 +690,7 @@ mod tests {
         let err = o.set_controller_named("cubic", None).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown congestion controller \"cubic\": use native or fixed-rate"
+            "unknown congestion controller \"cubic\": use native, model or fixed-rate"
         );
     }
 }

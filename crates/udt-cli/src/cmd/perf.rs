@@ -69,7 +69,7 @@ pub struct TestFlags {
     /// Transport: udt or tcp (kernel TCP, for comparison) [default: udt].
     #[arg(long = "proto", value_name = "udt|tcp")]
     pub proto: Option<String>,
-    /// Congestion control: native or fixed-rate (needs --maxbw) for UDT; a kernel name such
+    /// Congestion control: native, model or fixed-rate (needs --maxbw) for UDT; a kernel name such
     /// as cubic or bbr for TCP.
     #[arg(long = "cc", value_name = "NAME")]
     pub cc: Option<String>,

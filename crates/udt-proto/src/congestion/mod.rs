@@ -33,12 +33,14 @@ use crate::seq::SeqNumber;
 use crate::time::Instant;
 
 pub mod fixed_rate;
+pub mod model;
 pub mod native;
 
 #[cfg(test)]
 mod tests;
 
 pub use fixed_rate::{FixedRate, FixedRateFactory};
+pub use model::{ModelBased, ModelConfig, ModelFactory, ModelMode};
 pub use native::{Native, NativeConfig, NativeFactory};
 
 /// UDT's synchronisation interval: 10 ms (4.11 `m_iSYNInterval`). The native controller's

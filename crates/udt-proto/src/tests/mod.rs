@@ -370,3 +370,5 @@ fn server_to_client_stream() {
     }));
     println!("server -> client 4 MiB: {:?}", p.sim.now - start);
 }
+
+mod cc_model;

@@ -269,6 +269,11 @@ impl Sim {
         }
     }
 
+    /// Bytes waiting in `link`'s queue now (for queue-occupancy measurements).
+    pub(crate) fn queued_bytes(&self, link: usize) -> usize {
+        self.links[link].queued_bytes(self.now.since_epoch())
+    }
+
     /// Node `n` drops off the network (stops answering and sending).
     pub(crate) fn kill(&mut self, n: usize) {
         self.nodes[n].dead = true;

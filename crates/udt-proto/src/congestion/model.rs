@@ -1,0 +1,673 @@
+//! A model-based controller in the spirit of BBR: it paces at a gain times an estimate of the
+//! bottleneck bandwidth and caps the data in flight at a multiple of the estimated
+//! bandwidth-delay product, instead of reacting to each loss the way UDT's native DAIMD does.
+//!
+//! The model has two numbers:
+//! * **bandwidth** — the maximum delivery rate seen over the last 10 rounds (a round is one
+//!   trip of the sequence space: it ends when the ACK passes what was the largest sequence
+//!   sent when it began). Samples come from cumulative-ACK progress between sampled packets
+//!   (`model/sampler.rs`), so they count what the receiver took, never what was sent;
+//! * **min RTT** — the smallest RTT sample over the last 10 s.
+//!
+//! and four modes:
+//! 1. *Startup*: pace at 2/ln 2 ≈ 2.89 × bandwidth and grow the window by what each ACK
+//!    delivers (the rate roughly doubles per round) until the bandwidth estimate has grown by
+//!    less than 25% for three rounds (the pipe is full), or a round loses heavily.
+//! 2. *Drain*: pace at 1/2.89 until the data in flight is down to one BDP (or two min RTTs
+//!    passed: under random loss the flight never looks small, because UDT's cumulative ACK
+//!    waits for each hole to be repaired), emptying the queue startup built.
+//! 3. *Probe bandwidth*: cycle the pacing gain through 1.25, 0.75, then six rounds of 1, one
+//!    min RTT each, starting at a random cruise phase: the 1.25 phase finds newly free
+//!    capacity, the 0.75 phase drains what the probe queued.
+//! 4. *Probe RTT*: when the min RTT has not been refreshed for 10 s, hold the window at 4
+//!    packets for 200 ms (after the flight has drained or one min RTT passed), so the queue
+//!    empties and the min RTT can be measured again; competing flows synchronise on this.
+//!
+//! Window: 2 × BDP plus one ACK period of data (UDT acknowledges every 10 ms, so a window of
+//! just 2 × BDP would stall on short paths), plus the packets between the cumulative ACK and
+//! the receiver's known front (a hole holds the cumulative ACK back for a round trip, and the
+//! connection counts everything after it as in flight); never above the peer's flow window.
+//! "In flight" for the model's own decisions (drain, probe phases) is counted from the front.
+//!
+//! Loss: a loss by itself is *not* taken as congestion: random loss of a few percent leaves
+//! the rate alone. A round whose loss rate exceeds 20%, or 2% while the smoothed RTT is 1.5 ×
+//! the min RTT (a full queue overflowing), cuts the bandwidth estimate to 80% (at most once
+//! every two rounds), and so does an EXP timeout. Startup ends at once when its round loses
+//! more than 2% (at least 16 packets): startup overshoots by design, and on a path with a
+//! one-BDP queue each extra round at 2.89× would lose most of a BDP.
+//!
+//! Everything is O(1) per hook apart from `on_loss`, which is linear in the NAK's ranges.
+//! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
+
+mod sampler;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg32;
+
+use self::sampler::{MaxFilter, Sampler};
+use super::{
+    duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
+    SentInfo, TimeoutInfo, SYN,
+};
+use crate::seq::SeqNumber;
+use crate::time::Instant;
+
+/// Startup's pacing and window gain, 2/ln 2: the smallest gain that doubles the delivery rate
+/// every round.
+const STARTUP_GAIN: f64 = 2.885;
+/// The probe-bandwidth gain cycle, one phase per min RTT.
+const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// Bandwidth growth below which a startup round counts as a plateau.
+const PLATEAU_GROWTH: f64 = 1.25;
+/// Plateau rounds that end startup.
+const PLATEAU_ROUNDS: u32 = 3;
+/// Fewest losses in a round that can count as heavy (so one loss in a tiny round does not).
+const MIN_HEAVY_LOSSES: u64 = 4;
+/// How far a delivery-rate sample may exceed the receiver's reported arrival rate.
+const ARRIVAL_SLACK: f64 = 1.1;
+/// Shortest time between two congestion back-offs.
+const BACKOFF_SPACING: Duration = Duration::from_millis(200);
+/// Fewest losses in a round that can end startup.
+const MIN_STARTUP_LOSSES: u64 = 16;
+/// Bounds on the bandwidth estimate, packets per second, so the period stays finite.
+const MIN_BW_PKTS: f64 = 1.0;
+const MAX_BW_PKTS: f64 = 1e9;
+
+/// Tunables of the model controller. [`Default`] gives the values in the module doc, which
+/// follow BBR v1's published constants (Cardwell et al., "BBR: Congestion-Based Congestion
+/// Control", ACM Queue 2016) plus the loss rules described there for this controller.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelConfig {
+    cwnd_gain: f64,
+    bw_window_rounds: u64,
+    min_rtt_window: Duration,
+    probe_rtt_duration: Duration,
+    heavy_loss: f64,
+    queue_loss: f64,
+    queue_rtt_ratio: f64,
+    loss_backoff: f64,
+    initial_window_pkts: f64,
+    min_window_pkts: f64,
+}
+
+impl ModelConfig {
+    /// Window in BDPs once the pipe is full (default 2). At least 1.
+    pub fn cwnd_gain(&mut self, gain: f64) -> &mut Self {
+        self.cwnd_gain = if gain >= 1.0 { gain } else { 1.0 };
+        self
+    }
+
+    /// Rounds the bandwidth max filter remembers (default 10). At least 1.
+    pub fn bw_window_rounds(&mut self, rounds: u64) -> &mut Self {
+        self.bw_window_rounds = rounds.max(1);
+        self
+    }
+
+    /// How long a min RTT stays valid before a probe-RTT phase (default 10 s).
+    pub fn min_rtt_window(&mut self, window: Duration) -> &mut Self {
+        self.min_rtt_window = window.max(Duration::from_millis(1));
+        self
+    }
+
+    /// How long probe RTT holds the small window (default 200 ms).
+    pub fn probe_rtt_duration(&mut self, duration: Duration) -> &mut Self {
+        self.probe_rtt_duration = duration;
+        self
+    }
+
+    /// Loss rate of a round above which the estimate backs off whatever the RTT (default
+    /// 0.2). Clamped to [0, 1].
+    pub fn heavy_loss(&mut self, rate: f64) -> &mut Self {
+        self.heavy_loss = if rate >= 0.0 { rate.min(1.0) } else { 0.0 };
+        self
+    }
+
+    /// Loss rate above which the estimate backs off when the queue also looks full (default
+    /// 0.02), and the RTT ratio that counts as a full queue (default 1.5).
+    pub fn queue_overflow(&mut self, rate: f64, rtt_ratio: f64) -> &mut Self {
+        self.queue_loss = if rate >= 0.0 { rate.min(1.0) } else { 0.0 };
+        self.queue_rtt_ratio = if rtt_ratio >= 1.0 { rtt_ratio } else { 1.0 };
+        self
+    }
+
+    /// Bandwidth multiplier on a back-off (default 0.8). Clamped to [0.1, 1].
+    pub fn loss_backoff(&mut self, factor: f64) -> &mut Self {
+        self.loss_backoff = if factor >= 0.1 { factor.min(1.0) } else { 0.1 };
+        self
+    }
+
+    /// Window at `init` in packets (default 32), which with the initial RTT also sets the
+    /// first pacing rate. At least the minimum window.
+    pub fn initial_window_pkts(&mut self, pkts: f64) -> &mut Self {
+        self.initial_window_pkts = if pkts >= 1.0 { pkts } else { 1.0 };
+        self
+    }
+
+    /// The smallest window: probe RTT's window and the floor everywhere (default 4).
+    pub fn min_window_pkts(&self) -> f64 {
+        self.min_window_pkts.min(self.initial_window_pkts)
+    }
+}
+
+impl Default for ModelConfig {
+    /// BBR v1's gains and windows (2 × BDP, 10 rounds, 10 s, 200 ms, 4 packets), a 32-packet
+    /// initial window, and this controller's loss rules (20%, or 2% with RTT ≥ 1.5 × min;
+    /// back off to 80%).
+    fn default() -> Self {
+        Self {
+            cwnd_gain: 2.0,
+            bw_window_rounds: 10,
+            min_rtt_window: Duration::from_secs(10),
+            probe_rtt_duration: Duration::from_millis(200),
+            heavy_loss: 0.2,
+            queue_loss: 0.02,
+            queue_rtt_ratio: 1.5,
+            loss_backoff: 0.8,
+            initial_window_pkts: 32.0,
+            min_window_pkts: 4.0,
+        }
+    }
+}
+
+/// Where the controller is in its cycle (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModelMode {
+    /// Exponential growth until the bandwidth plateaus.
+    Startup,
+    /// Emptying the queue startup built.
+    Drain,
+    /// Cruising at the estimate, probing up and draining in turn.
+    ProbeBandwidth,
+    /// Holding a tiny window to measure the min RTT again.
+    ProbeRtt,
+}
+
+/// The model-based controller. Build one per connection with [`ModelBased::new`] or a
+/// [`ModelFactory`], then drive it through [`Controller`].
+#[derive(Clone, Debug)]
+pub struct ModelBased {
+    config: ModelConfig,
+    rng: Pcg32,
+    max_window_pkts: f64,
+    sampler: Sampler,
+    mode: ModelMode,
+    // Rounds.
+    round: u64,
+    round_end: SeqNumber,
+    // Bandwidth model.
+    bw: MaxFilter,
+    initial_bw_pkts: f64,
+    // RTT model.
+    min_rtt: Option<Duration>,
+    min_rtt_stamp: Instant,
+    initial_rtt: Duration,
+    srtt: Duration,
+    // Startup.
+    filled: bool,
+    full_bw: f64,
+    plateau_rounds: u32,
+    // Drain, probe bandwidth, probe RTT.
+    mode_stamp: Instant,
+    cycle_index: usize,
+    probe_rtt_until: Option<Instant>,
+    // Loss accounting.
+    sent_in_round: u64,
+    prev_round_sent: u64,
+    lost_in_round: u64,
+    lost_total: u64,
+    /// The latest cumulative ACK (the connection counts its flight from there).
+    cum_ack: SeqNumber,
+    highest_lost: Option<SeqNumber>,
+    last_loss_round: Option<u64>,
+    last_backoff: Option<(u64, Instant)>,
+    // Outputs.
+    pacing_gain: f64,
+    cwnd_pkts: f64,
+}
+
+impl ModelBased {
+    /// A controller in its `init` state for [`ControllerInit::default`] at time zero; the
+    /// connection calls [`Controller::init`] with the real values.
+    pub fn new(config: ModelConfig) -> Self {
+        Self::fresh(config, Instant::ZERO, &ControllerInit::default())
+    }
+
+    fn fresh(config: ModelConfig, now: Instant, init: &ControllerInit) -> Self {
+        let initial_rtt = init.rtt.max(Duration::from_micros(1));
+        let mut model = Self {
+            rng: Pcg32::seed_from_u64(init.seed),
+            max_window_pkts: f64::from(init.max_window_pkts),
+            sampler: Sampler::new(now, init.isn),
+            mode: ModelMode::Startup,
+            round: 0,
+            round_end: init.isn,
+            bw: MaxFilter::new(config.bw_window_rounds),
+            initial_bw_pkts: config.initial_window_pkts / initial_rtt.as_secs_f64(),
+            min_rtt: None,
+            min_rtt_stamp: now,
+            initial_rtt,
+            srtt: init.rtt,
+            filled: false,
+            full_bw: 0.0,
+            plateau_rounds: 0,
+            mode_stamp: now,
+            cycle_index: 0,
+            probe_rtt_until: None,
+            sent_in_round: 0,
+            prev_round_sent: 0,
+            lost_in_round: 0,
+            lost_total: 0,
+            cum_ack: init.isn,
+            highest_lost: None,
+            last_loss_round: None,
+            last_backoff: None,
+            pacing_gain: STARTUP_GAIN,
+            cwnd_pkts: config.initial_window_pkts,
+            config,
+        };
+        model.clamp_window();
+        model
+    }
+
+    /// The current mode.
+    pub fn mode(&self) -> ModelMode {
+        self.mode
+    }
+
+    /// The bandwidth estimate in packets per second (the startup guess until measured).
+    pub fn bandwidth_pkts(&self) -> f64 {
+        let measured = self.bw.max();
+        let bw = if self.filled {
+            measured
+        } else {
+            measured.max(self.initial_bw_pkts)
+        };
+        bw.clamp(MIN_BW_PKTS, MAX_BW_PKTS)
+    }
+
+    /// The min RTT estimate (the initial RTT until a sample arrives).
+    pub fn min_rtt(&self) -> Duration {
+        self.min_rtt.unwrap_or(self.initial_rtt)
+    }
+
+    /// The estimated bandwidth-delay product in packets.
+    pub fn bdp_pkts(&self) -> f64 {
+        self.bandwidth_pkts() * self.min_rtt().as_secs_f64()
+    }
+
+    /// The current pacing gain.
+    pub fn pacing_gain(&self) -> f64 {
+        self.pacing_gain
+    }
+
+    /// Rounds completed so far.
+    pub fn round(&self) -> u64 {
+        self.round
+    }
+
+    /// The configuration this controller runs with.
+    pub fn config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    /// The inter-packet period in microseconds: `10⁶ / (gain · bandwidth)`.
+    pub fn period_us(&self) -> f64 {
+        1e6 / (self.pacing_gain * self.bandwidth_pkts())
+    }
+
+    /// Spacing of delivery-rate markers: eight per min RTT.
+    fn marker_spacing(&self) -> Duration {
+        self.min_rtt() / 8
+    }
+
+    fn update_min_rtt(&mut self, now: Instant, sample: Option<Duration>) {
+        let Some(sample) = sample.filter(|s| !s.is_zero()) else {
+            return;
+        };
+        let expired = now - self.min_rtt_stamp > self.config.min_rtt_window;
+        if self.min_rtt.is_none_or(|m| sample <= m) || expired {
+            self.min_rtt = Some(sample);
+            self.min_rtt_stamp = now;
+        }
+    }
+
+    /// A round ended: judge its losses, then look for the startup plateau.
+    fn end_round(&mut self, now: Instant) {
+        self.round += 1;
+        if self.overflowing() {
+            self.back_off_once(now);
+        }
+        if self.lost_in_round > 0 {
+            self.last_loss_round = Some(self.round);
+        }
+        self.prev_round_sent = self.sent_in_round;
+        self.sent_in_round = 0;
+        self.lost_in_round = 0;
+        if !self.filled {
+            let bw = self.bw.max();
+            if bw >= self.full_bw * PLATEAU_GROWTH {
+                self.full_bw = bw;
+                self.plateau_rounds = 0;
+            } else {
+                self.plateau_rounds += 1;
+                self.filled = self.plateau_rounds >= PLATEAU_ROUNDS;
+            }
+        }
+    }
+
+    /// The loss rate of the round in progress: first-reported losses over what this round or
+    /// the previous one sent (the losses reported now were mostly sent a round ago).
+    fn round_loss_rate(&self) -> f64 {
+        let sent = self.sent_in_round.max(self.prev_round_sent).max(1);
+        self.lost_in_round as f64 / sent as f64
+    }
+
+    /// Whether the round in progress shows congestion rather than random loss: more than
+    /// `heavy_loss` lost, or more than `queue_loss` while the RTT says the queue is full.
+    fn overflowing(&self) -> bool {
+        let rate = self.round_loss_rate();
+        let queue_full =
+            self.srtt.as_secs_f64() > self.min_rtt().as_secs_f64() * self.config.queue_rtt_ratio;
+        self.lost_in_round >= MIN_HEAVY_LOSSES
+            && (rate > self.config.heavy_loss || (rate > self.config.queue_loss && queue_full))
+    }
+
+    /// Startup overshoots by design; stop it as soon as a round loses more than
+    /// `queue_loss` (random loss of a percent or so stays below that; the count floor keeps
+    /// a few losses in a small round from ending startup early).
+    fn check_startup_loss(&mut self, now: Instant) {
+        if self.mode == ModelMode::Startup
+            && self.lost_in_round >= MIN_STARTUP_LOSSES
+            && self.round_loss_rate() > self.config.queue_loss
+        {
+            self.filled = true;
+            self.enter(now, ModelMode::Drain);
+        }
+    }
+
+    /// A congestion back-off, unless one happened within the last two rounds or
+    /// [`BACKOFF_SPACING`]: losses reported in the round after a back-off were caused before
+    /// it, and a time floor keeps short-RTT flows from backing off many times more often per
+    /// second than long-RTT flows sharing the same overflowing queue.
+    fn back_off_once(&mut self, now: Instant) {
+        let recent = self.last_backoff.is_some_and(|(round, at)| {
+            self.round < round + 2 || now - at < BACKOFF_SPACING.max(self.min_rtt() * 2)
+        });
+        if !recent {
+            self.back_off(self.config.loss_backoff);
+            self.last_backoff = Some((self.round, now));
+        }
+    }
+
+    /// Scale the bandwidth estimate by `factor`; a back-off in startup also ends it.
+    fn back_off(&mut self, factor: f64) {
+        let bw = self.bandwidth_pkts() * factor;
+        self.bw.reset(self.round, bw);
+        self.filled = true;
+    }
+
+    /// Mode transitions that ACKs drive.
+    fn update_mode(&mut self, now: Instant, inflight: f64, min_rtt_expired: bool) {
+        if self.mode == ModelMode::Startup && self.filled {
+            self.enter(now, ModelMode::Drain);
+        }
+        let min_rtt = self.min_rtt();
+        if self.mode == ModelMode::Drain
+            && (inflight <= self.bdp_pkts() || now - self.mode_stamp >= min_rtt * 4)
+        {
+            self.enter(now, ModelMode::ProbeBandwidth);
+        }
+        if self.mode == ModelMode::ProbeBandwidth {
+            self.advance_cycle(now, inflight);
+        }
+        if self.mode != ModelMode::ProbeRtt && min_rtt_expired {
+            self.enter(now, ModelMode::ProbeRtt);
+        }
+        if self.mode == ModelMode::ProbeRtt {
+            self.probe_rtt(now, inflight);
+        }
+    }
+
+    fn enter(&mut self, now: Instant, mode: ModelMode) {
+        self.mode = mode;
+        self.mode_stamp = now;
+        self.pacing_gain = match mode {
+            ModelMode::Startup => STARTUP_GAIN,
+            ModelMode::Drain => 1.0 / STARTUP_GAIN,
+            ModelMode::ProbeBandwidth => {
+                // Start in a cruise phase at random, so flows do not probe in step.
+                let r = self.rng.next_u32() as usize % (CYCLE.len() - 1);
+                self.cycle_index = if r == 1 { CYCLE.len() - 1 } else { r.max(2) };
+                CYCLE[self.cycle_index]
+            }
+            ModelMode::ProbeRtt => {
+                self.probe_rtt_until = None;
+                1.0
+            }
+        };
+    }
+
+    fn advance_cycle(&mut self, now: Instant, inflight: f64) {
+        let gain = CYCLE[self.cycle_index];
+        let bdp = self.bdp_pkts();
+        let elapsed = now - self.mode_stamp >= self.min_rtt();
+        let lossy = self.last_loss_round == Some(self.round);
+        let next = if gain > 1.0 {
+            elapsed && (inflight >= gain * bdp || lossy)
+        } else if gain < 1.0 {
+            elapsed || inflight <= bdp
+        } else {
+            elapsed
+        };
+        if next {
+            self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
+            self.pacing_gain = CYCLE[self.cycle_index];
+            self.mode_stamp = now;
+        }
+    }
+
+    fn probe_rtt(&mut self, now: Instant, inflight: f64) {
+        match self.probe_rtt_until {
+            None => {
+                let drained = inflight <= self.config.min_window_pkts() + 1.0;
+                if drained || now - self.mode_stamp >= self.min_rtt() {
+                    self.probe_rtt_until = Some(now + self.config.probe_rtt_duration);
+                }
+            }
+            Some(until) if now >= until => {
+                self.min_rtt_stamp = now;
+                let next = if self.filled {
+                    ModelMode::ProbeBandwidth
+                } else {
+                    ModelMode::Startup
+                };
+                self.enter(now, next);
+            }
+            Some(_) => {}
+        }
+    }
+
+    /// Feed the sampler the receiver's front and fold its samples into the model; returns
+    /// the packets newly delivered.
+    fn absorb(&mut self, now: Instant, front: SeqNumber, recv_rate_pkts: u32) -> u64 {
+        let sample = self
+            .sampler
+            .on_progress(now, front, self.min_rtt() / 2, self.lost_total);
+        self.update_min_rtt(now, sample.rtt);
+        if let Some(rate) = sample.rate_pkts.filter(|r| r.is_finite()) {
+            let rate = self.cap_by_arrival_rate(rate, recv_rate_pkts);
+            self.bw.update(self.round, rate);
+        }
+        // Probe RTT's own low rate says nothing about the path: with the RTT far below UDT's
+        // 10 ms ACK period, its 200 ms span more rounds than the filter remembers.
+        if let Some(rate) = sample.limited_rate_pkts.filter(|r| r.is_finite()) {
+            let rate = self.cap_by_arrival_rate(rate, recv_rate_pkts);
+            if rate >= self.bw.max() {
+                self.bw.update(self.round, rate);
+            }
+        }
+        sample.newly_acked
+    }
+
+    /// Once the pipe is full, a delivery-rate sample may not exceed the receiver's own
+    /// arrival-rate report by more than [`ARRIVAL_SLACK`]: cumulative ACKs jump when a hole is
+    /// repaired, and a sample that catches such a jump during a 1.25 probe would otherwise
+    /// ratchet the estimate up. (In startup the smoothed report lags the doubling rate, and
+    /// 16 is its initial value, i.e. "no report yet".)
+    fn cap_by_arrival_rate(&self, rate: f64, recv_rate_pkts: u32) -> f64 {
+        let arrival = f64::from(recv_rate_pkts);
+        let rate = rate.min(MAX_BW_PKTS);
+        if self.filled && recv_rate_pkts > 16 {
+            rate.min(arrival * ARRIVAL_SLACK)
+        } else {
+            rate
+        }
+    }
+
+    /// The window the model wants, in packets: the gain times the BDP, one ACK period of
+    /// data, and the packets between the cumulative ACK and the receiver's front (received
+    /// beyond a hole, or holes being repaired), which the connection counts as in flight.
+    fn target_window(&self) -> f64 {
+        let gain = match self.mode {
+            ModelMode::Startup | ModelMode::Drain => STARTUP_GAIN,
+            _ => self.config.cwnd_gain,
+        };
+        let bw = self.bandwidth_pkts();
+        let beyond_holes = self.cum_ack.offset_to(self.sampler.front()).max(0);
+        let queueing = self.srtt.saturating_sub(self.min_rtt()).max(SYN);
+        gain * self.bdp_pkts() + bw * queueing.as_secs_f64() + f64::from(beyond_holes)
+    }
+
+    /// Startup grows the window by what each ACK delivers (doubling per round); afterwards it
+    /// follows the model directly, since pacing, not the window, sets the rate.
+    fn update_window(&mut self, newly_acked: u64) {
+        self.cwnd_pkts = if self.mode == ModelMode::ProbeRtt {
+            self.config.min_window_pkts()
+        } else if self.filled {
+            self.target_window()
+        } else if self.cwnd_pkts < self.target_window() {
+            self.cwnd_pkts + newly_acked as f64
+        } else {
+            self.cwnd_pkts
+        };
+        self.clamp_window();
+    }
+
+    fn clamp_window(&mut self) {
+        let floor = self.config.min_window_pkts();
+        let cap = self.max_window_pkts.max(floor);
+        self.cwnd_pkts = if self.cwnd_pkts.is_finite() {
+            self.cwnd_pkts.clamp(floor, cap)
+        } else {
+            floor
+        };
+    }
+}
+
+impl Default for ModelBased {
+    fn default() -> Self {
+        Self::new(ModelConfig::default())
+    }
+}
+
+impl Controller for ModelBased {
+    fn init(&mut self, now: Instant, init: &ControllerInit) {
+        *self = Self::fresh(self.config.clone(), now, init);
+    }
+
+    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
+        if !info.retransmit {
+            self.sent_in_round += 1;
+            let spacing = self.marker_spacing();
+            let limited = self.mode == ModelMode::ProbeRtt;
+            self.sampler
+                .on_sent(now, info.seq, spacing, self.lost_total, limited);
+        }
+    }
+
+    fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
+        if !ack.rtt.is_zero() {
+            self.srtt = ack.rtt;
+        }
+        let min_rtt_expired =
+            self.min_rtt.is_some() && now - self.min_rtt_stamp > self.config.min_rtt_window;
+        let newly = self.absorb(now, ack.ack, ack.recv_rate_pkts);
+        if self.round_end < ack.ack {
+            self.end_round(now);
+            self.round_end = ack.largest_sent;
+        }
+        self.cum_ack = self.cum_ack.max_seq(ack.ack);
+        let front = self.sampler.front();
+        let inflight = f64::from(front.offset_to(ack.largest_sent.next()).max(0));
+        self.update_mode(now, inflight, min_rtt_expired);
+        self.update_window(newly);
+    }
+
+    fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
+        let mut front: Option<SeqNumber> = None;
+        for range in loss.ranges {
+            if range.first > range.last || range.last >= loss.largest_sent {
+                continue; // nonsense (the connection rejects it); not evidence of anything
+            }
+            front = Some(front.map_or(range.last.next(), |f| f.max_seq(range.last.next())));
+            let first = match self.highest_lost {
+                Some(h) => range.first.max_seq(h.next()),
+                None => range.first,
+            };
+            if first <= range.last {
+                let lost = u64::from(first.len_to(range.last));
+                self.lost_in_round += lost;
+                self.lost_total += lost;
+                self.highest_lost = Some(range.last);
+            }
+        }
+        self.check_startup_loss(now);
+        if let Some(front) = front {
+            let newly = self.absorb(now, front, loss.recv_rate_pkts);
+            self.update_window(newly);
+        }
+    }
+
+    fn on_timeout(&mut self, now: Instant, _info: &TimeoutInfo) {
+        self.back_off_once(now);
+        self.update_window(0);
+    }
+
+    fn window_pkts(&self) -> f64 {
+        self.cwnd_pkts
+    }
+
+    fn send_period(&self) -> Duration {
+        duration_from_micros_f64(self.period_us())
+    }
+
+    fn name(&self) -> &'static str {
+        ModelFactory::NAME
+    }
+}
+
+/// Builds [`ModelBased`] controllers with one configuration.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModelFactory {
+    /// The configuration every controller gets.
+    pub config: ModelConfig,
+}
+
+impl ModelFactory {
+    /// The controller's name in logs, stats and `--cc`.
+    pub const NAME: &'static str = "model";
+}
+
+impl ControllerFactory for ModelFactory {
+    fn build(&self) -> Box<dyn Controller> {
+        Box::new(ModelBased::new(self.config.clone()))
+    }
+
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+}

@@ -1,0 +1,245 @@
+//! The measurements behind the model controller: delivery-rate and RTT samples taken from
+//! cumulative ACK progress, and a windowed max filter for the bandwidth estimate.
+//!
+//! UDT ACKs are cumulative and carry no selective acknowledgements, so "delivered" here is
+//! the number of sequence numbers the receiver's *front* has passed, each counted once. The
+//! front is the cumulative ACK, or further when a NAK shows it: the receiver NAKs a gap as
+//! soon as the packet after it arrives, so a NAK whose last range ends at `l` proves `l + 1`
+//! arrived. Without that, every random loss would hold the cumulative ACK back for a round
+//! trip and every delivery-rate sample across it would read low. The holes the front passes
+//! are subtracted again (a sample counts the losses reported during it), so an overflowing
+//! queue cannot make the estimate grow; repaired holes are then never counted, which
+//! understates delivery by the loss rate. A *marker* remembers, for one new packet, when it was sent and
+//! how much had been delivered by then. When the ACK passes the marker, the delivery rate over
+//! that span is `(delivered now − delivered then) / interval`, where the interval is the longer
+//! of the send span and the ACK span (so a burst of ACK progress after a hole is repaired cannot
+//! report more than the sending rate), and `now − sent` is an RTT sample (it includes up to
+//! one ACK period of delay at the receiver, which the min filter mostly removes).
+//!
+//! Markers are placed a fraction of an RTT apart in a fixed ring, so every hook is O(1)
+//! amortised and nothing is allocated per packet.
+
+use std::time::Duration;
+
+use crate::seq::SeqNumber;
+use crate::time::Instant;
+
+/// How many markers can be outstanding: 8 per RTT for up to four RTTs of flight.
+const MARKERS: usize = 32;
+
+/// One sampled packet.
+#[derive(Clone, Copy, Debug)]
+struct Marker {
+    seq: SeqNumber,
+    sent_at: Instant,
+    /// Packets delivered when this one was sent.
+    delivered: u64,
+    /// When `delivered` last grew, as of this packet's send time.
+    delivered_time: Instant,
+    /// Send time of the newest marker acknowledged when this one was sent.
+    first_sent_time: Instant,
+    /// Losses reported when this one was sent.
+    lost: u64,
+    /// Sent while the controller held its rate down on purpose (probe RTT).
+    limited: bool,
+}
+
+/// What one ACK taught the sampler.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct AckSample {
+    /// Sequence numbers the front newly passed.
+    pub(super) newly_acked: u64,
+    /// The best delivery rate among the markers this ACK passed, packets per second.
+    pub(super) rate_pkts: Option<f64>,
+    /// The same for markers sent while the rate was held down: it only counts if it beats
+    /// the estimate.
+    pub(super) limited_rate_pkts: Option<f64>,
+    /// The smallest RTT among the markers this ACK passed.
+    pub(super) rtt: Option<Duration>,
+}
+
+/// Delivery accounting and the marker ring.
+#[derive(Clone, Debug)]
+pub(super) struct Sampler {
+    markers: [Marker; MARKERS],
+    head: usize,
+    len: usize,
+    last_mark: Option<Instant>,
+    front: SeqNumber,
+    delivered: u64,
+    delivered_time: Instant,
+    first_sent_time: Instant,
+}
+
+impl Sampler {
+    /// A sampler for a connection whose first packet is `isn`.
+    pub(super) fn new(now: Instant, isn: SeqNumber) -> Self {
+        let blank = Marker {
+            seq: isn,
+            sent_at: now,
+            delivered: 0,
+            delivered_time: now,
+            first_sent_time: now,
+            lost: 0,
+            limited: false,
+        };
+        Self {
+            markers: [blank; MARKERS],
+            head: 0,
+            len: 0,
+            last_mark: None,
+            front: isn,
+            delivered: 0,
+            delivered_time: now,
+            first_sent_time: now,
+        }
+    }
+
+    /// The receiver's known front: everything before it has arrived or been reported lost.
+    pub(super) fn front(&self) -> SeqNumber {
+        self.front
+    }
+
+    /// A new packet `seq` leaves at `now`, with `lost` losses reported so far (`limited`:
+    /// while the rate is held down on purpose); mark it if the last marker is at least
+    /// `spacing` old and the ring has room.
+    pub(super) fn on_sent(
+        &mut self,
+        now: Instant,
+        seq: SeqNumber,
+        spacing: Duration,
+        lost: u64,
+        limited: bool,
+    ) {
+        if self.len == MARKERS || self.last_mark.is_some_and(|t| now - t < spacing) {
+            return;
+        }
+        // A marker behind the ACK (a late send hook) would never be matched usefully.
+        if seq < self.front {
+            return;
+        }
+        let slot = (self.head + self.len) % MARKERS;
+        self.markers[slot] = Marker {
+            seq,
+            sent_at: now,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            lost,
+            limited,
+        };
+        self.len += 1;
+        self.last_mark = Some(now);
+    }
+
+    /// At `now` the receiver is known to hold everything before `ack` (up to holes being
+    /// repaired), and `lost` losses have been reported in all. Samples whose interval is
+    /// shorter than `min_interval` are dropped (too short to average out ACK bunching).
+    pub(super) fn on_progress(
+        &mut self,
+        now: Instant,
+        ack: SeqNumber,
+        min_interval: Duration,
+        lost: u64,
+    ) -> AckSample {
+        let mut sample = AckSample::default();
+        let advance = self.front.offset_to(ack);
+        if advance <= 0 {
+            return sample;
+        }
+        sample.newly_acked = advance.unsigned_abs().into();
+        self.front = ack;
+        self.delivered += sample.newly_acked;
+        self.delivered_time = now;
+        while self.len > 0 && self.markers[self.head].seq < ack {
+            let m = self.markers[self.head];
+            self.head = (self.head + 1) % MARKERS;
+            self.len -= 1;
+            self.first_sent_time = m.sent_at;
+            let rtt = now - m.sent_at;
+            sample.rtt = Some(sample.rtt.map_or(rtt, |r| r.min(rtt)));
+            let interval = (m.sent_at - m.first_sent_time).max(now - m.delivered_time);
+            if interval.is_zero() || interval < min_interval {
+                continue;
+            }
+            // Count only up to the marker: what the ACK passed beyond it was (mostly) sent
+            // later, and counting it would let a repaired hole report a burst.
+            let beyond = u64::from(m.seq.next().offset_to(ack).unsigned_abs());
+            let through_marker = self.delivered.saturating_sub(beyond);
+            // Holes the front passed were not delivered: take the losses reported since.
+            let delivered = through_marker
+                .saturating_sub(m.delivered)
+                .saturating_sub(lost.saturating_sub(m.lost));
+            let rate = delivered as f64 / interval.as_secs_f64();
+            let slot = if m.limited {
+                &mut sample.limited_rate_pkts
+            } else {
+                &mut sample.rate_pkts
+            };
+            *slot = Some(slot.map_or(rate, |r| r.max(rate)));
+        }
+        sample
+    }
+}
+
+/// A running maximum over a window of rounds, kept as the best, second-best and third-best
+/// values of successively later sub-windows (the classic three-sample windowed filter): O(1)
+/// per update, no history.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct MaxFilter {
+    window: u64,
+    best: [(u64, f64); 3],
+}
+
+impl MaxFilter {
+    /// An empty filter (maximum 0) over `window` rounds.
+    pub(super) fn new(window: u64) -> Self {
+        Self {
+            window: window.max(1),
+            best: [(0, 0.0); 3],
+        }
+    }
+
+    /// The maximum over the window.
+    pub(super) fn max(&self) -> f64 {
+        self.best[0].1
+    }
+
+    /// Forget everything and hold `value` from round `round` on.
+    pub(super) fn reset(&mut self, round: u64, value: f64) {
+        self.best = [(round, value); 3];
+    }
+
+    /// Add `value` measured in round `round` (rounds never go backwards).
+    pub(super) fn update(&mut self, round: u64, value: f64) {
+        let fresh = (round, value);
+        if value >= self.best[0].1 || round.saturating_sub(self.best[2].0) > self.window {
+            self.reset(round, value);
+            return;
+        }
+        if value >= self.best[1].1 {
+            self.best[1] = fresh;
+            self.best[2] = fresh;
+        } else if value >= self.best[2].1 {
+            self.best[2] = fresh;
+        }
+        self.expire(round, fresh);
+    }
+
+    /// Age the sub-window champions so that the best never outlives the window, and keep the
+    /// later candidates spread over it.
+    fn expire(&mut self, round: u64, fresh: (u64, f64)) {
+        let age = round.saturating_sub(self.best[0].0);
+        if age > self.window {
+            self.best = [self.best[1], self.best[2], fresh];
+            if round.saturating_sub(self.best[0].0) > self.window {
+                self.best = [self.best[1], self.best[2], fresh];
+            }
+        } else if self.best[1].0 == self.best[0].0 && age > self.window / 4 {
+            self.best[1] = fresh;
+            self.best[2] = fresh;
+        } else if self.best[2].0 == self.best[1].0 && age > self.window / 2 {
+            self.best[2] = fresh;
+        }
+    }
+}

@@ -1,0 +1,301 @@
+//! Unit tests of the model controller: the filters, startup on a synthetic path, the loss
+//! rules, and an operation-model property test (style habit 5): random sequences of sent /
+//! ACK / NAK / timeout / time steps, checking after each that the window stays at or above
+//! the minimum (4) and the period stays positive and finite.
+
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::sampler::{MaxFilter, Sampler};
+use super::*;
+use crate::congestion::LossRange;
+
+#[test]
+fn max_filter_keeps_the_window_maximum_and_forgets_old_peaks() {
+    let mut f = MaxFilter::new(10);
+    f.update(0, 5.0);
+    f.update(1, 9.0);
+    f.update(2, 3.0);
+    assert_eq!(f.max(), 9.0);
+    for round in 3..=11 {
+        f.update(round, 4.0);
+    }
+    assert_eq!(f.max(), 9.0, "still inside the window");
+    for round in 12..=25 {
+        f.update(round, 4.0);
+    }
+    assert_eq!(f.max(), 4.0, "the peak of round 1 expired");
+    f.reset(26, 2.0);
+    assert_eq!(f.max(), 2.0);
+}
+
+/// A steady path: one packet every 100 µs (10,000 pkt/s), ACKs every 10 ms, 50 ms RTT.
+#[test]
+fn sampler_measures_the_delivery_rate_and_rtt() {
+    let isn = SeqNumber::new(1000);
+    let mut s = Sampler::new(Instant::ZERO, isn);
+    let mut best = 0.0f64;
+    let mut min_rtt = Duration::MAX;
+    for i in 0u32..20_000 {
+        let now = Instant::from_micros(u64::from(i) * 100);
+        s.on_sent(now, isn + i, Duration::from_millis(5), 0, false);
+        if i % 100 == 0 && i >= 500 {
+            // Everything sent up to 50 ms ago has arrived.
+            let sample = s.on_progress(now, isn + (i - 500), Duration::from_millis(25), 0);
+            if let Some(r) = sample.rate_pkts {
+                best = best.max(r);
+            }
+            if let Some(r) = sample.rtt {
+                min_rtt = min_rtt.min(r);
+            }
+        }
+    }
+    // Counting only up to the marker, whose ACK comes up to one ACK period after it
+    // arrived, reads a little low, never high.
+    assert!((8_500.0..=10_000.0).contains(&best), "rate {best}");
+    assert!(
+        min_rtt >= Duration::from_millis(50) && min_rtt <= Duration::from_millis(61),
+        "rtt {min_rtt:?}"
+    );
+}
+
+fn ack(seq: SeqNumber, largest_sent: SeqNumber, rtt_ms: u64) -> AckInfo {
+    AckInfo {
+        ack: seq,
+        rtt: Duration::from_millis(rtt_ms),
+        recv_rate_pkts: 0,
+        bandwidth_pkts: 0,
+        largest_sent,
+    }
+}
+
+/// Drive the controller over an ideal path of `rate` pkt/s and `rtt`: sends when the pacer
+/// and the window allow, ACKs every 10 ms for what arrived one RTT earlier.
+fn drive(model: &mut ModelBased, rate: f64, rtt: Duration, seconds: f64) {
+    let isn = SeqNumber::new(0);
+    let init = ControllerInit {
+        max_window_pkts: 100_000,
+        rtt,
+        ..ControllerInit::default()
+    };
+    model.init(Instant::ZERO, &init);
+    let mut next = isn;
+    let mut sent_at: std::collections::VecDeque<(SeqNumber, f64)> = Default::default();
+    let (mut t, mut next_send, mut next_ack, mut link_free) = (0.0f64, 0.0f64, 0.01f64, 0.0f64);
+    let mut acked = isn;
+    while t < seconds {
+        let flight = f64::from(acked.offset_to(next).max(0));
+        if t >= next_send && flight < model.window_pkts() {
+            // The bottleneck serialises at `rate`; arrival = max(link free, now) + 1/rate.
+            let depart = link_free.max(t) + 1.0 / rate;
+            link_free = depart;
+            sent_at.push_back((next, depart + rtt.as_secs_f64()));
+            let now = Instant::from_nanos((t * 1e9) as u64);
+            let info = SentInfo {
+                seq: next,
+                len: 1472,
+                retransmit: false,
+            };
+            model.on_packet_sent(now, &info);
+            next = next.next();
+            next_send = t + model.send_period().as_secs_f64();
+        }
+        if t >= next_ack {
+            next_ack += 0.01;
+            while sent_at.front().is_some_and(|&(_, at)| at <= t) {
+                acked = sent_at.pop_front().unwrap().0.next();
+            }
+            let now = Instant::from_nanos((t * 1e9) as u64);
+            model.on_ack(now, &ack(acked, next.prev(), rtt.as_millis() as u64));
+        }
+        t = next_send.min(next_ack).max(t + 1e-6);
+    }
+}
+
+#[test]
+fn startup_finds_the_bottleneck_and_settles_in_probe_bandwidth() {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_millis(50), 5.0);
+    assert_ne!(model.mode(), ModelMode::Startup);
+    let bw = model.bandwidth_pkts();
+    assert!((9_000.0..=11_500.0).contains(&bw), "bandwidth {bw}");
+    assert!(model.min_rtt() >= Duration::from_millis(50));
+    assert!(
+        model.min_rtt() <= Duration::from_millis(62),
+        "{:?}",
+        model.min_rtt()
+    );
+    assert!(model.round() > 20);
+}
+
+fn nak(first: u32, last: u32) -> [LossRange; 1] {
+    [LossRange {
+        first: SeqNumber::new(first),
+        last: SeqNumber::new(last),
+    }]
+}
+
+fn loss_info(ranges: &[LossRange], largest_sent: u32) -> LossInfo<'_> {
+    LossInfo {
+        first_lost: ranges[0].first,
+        ranges,
+        largest_sent: SeqNumber::new(largest_sent),
+        rtt: Duration::from_millis(50),
+        recv_rate_pkts: 0,
+        bandwidth_pkts: 0,
+    }
+}
+
+#[test]
+fn random_loss_leaves_the_estimate_alone_but_heavy_loss_backs_off() {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_millis(50), 5.0);
+    let before = model.bandwidth_pkts();
+    // 1% of a round, reported in several NAKs: nothing happens at the round's end.
+    let mut now = Instant::from_micros(5_000_000);
+    let base = 60_000u32;
+    for k in 0..5 {
+        let seq = base + k * 100;
+        let r = nak(seq, seq);
+        model.on_loss(now, &loss_info(&r, base + 1000));
+    }
+    now += Duration::from_millis(60);
+    model.on_ack(
+        now,
+        &ack(SeqNumber::new(base + 1000), SeqNumber::new(base + 1500), 50),
+    );
+    assert!(
+        model.bandwidth_pkts() >= before * 0.99,
+        "random loss cut the estimate"
+    );
+    // Re-reported ranges are not counted again.
+    let r = nak(base, base);
+    model.on_loss(now, &loss_info(&r, base + 1000));
+    // 40% of the next round lost: back off to 80%.
+    let r = nak(base + 1100, base + 1300);
+    model.on_loss(now, &loss_info(&r, base + 1600));
+    now += Duration::from_millis(60);
+    model.on_ack(
+        now,
+        &ack(SeqNumber::new(base + 1600), SeqNumber::new(base + 2000), 50),
+    );
+    let after = model.bandwidth_pkts();
+    assert!(after <= before * 0.85, "{before} -> {after}");
+}
+
+#[test]
+fn probe_rtt_holds_the_minimum_window_then_restores() {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_millis(50), 12.0);
+    // Twelve seconds without a lower RTT: a probe-RTT phase has come and gone.
+    assert_ne!(model.mode(), ModelMode::Startup);
+    assert!(model.window_pkts() >= model.config().min_window_pkts());
+    assert!(
+        model.window_pkts() > 100.0,
+        "window {}",
+        model.window_pkts()
+    );
+}
+
+/// One model step. Sizes are fractions or small counts so that every sequence is plausible.
+#[derive(Clone, Debug)]
+enum Op {
+    Step(u64),
+    Send(u32),
+    Ack { frac: f64, rtt_us: u64, recv: u32 },
+    Loss { frac: f64, span: u32 },
+    Timeout,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (0u64..200_000).prop_map(Op::Step),
+        3 => (1u32..200).prop_map(Op::Send),
+        3 => (0.0f64..=1.0, 0u64..2_000_000, 0u32..1_000_000)
+            .prop_map(|(frac, rtt_us, recv)| Op::Ack { frac, rtt_us, recv }),
+        2 => (0.0f64..=1.0, 0u32..50).prop_map(|(frac, span)| Op::Loss { frac, span }),
+        1 => Just(Op::Timeout),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn model_keeps_window_and_period_sane(
+        mss in 1u32..=9000,
+        max_window in 0u32..100_000,
+        isn in 0u32..=SeqNumber::MAX,
+        rtt_us in 0u64..2_000_000,
+        seed in any::<u64>(),
+        ops in proptest::collection::vec(op(), 0..300),
+    ) {
+        let mut model = ModelBased::default();
+        let init = ControllerInit {
+            mss,
+            max_window_pkts: max_window,
+            isn: SeqNumber::new(isn),
+            rtt: Duration::from_micros(rtt_us),
+            seed,
+            ..ControllerInit::default()
+        };
+        let mut now = Instant::from_micros(1_000_000);
+        model.init(now, &init);
+        let (mut acked, mut next) = (init.isn, init.isn);
+        let min = model.config().min_window_pkts();
+        for op in &ops {
+            let outstanding = u32::try_from(acked.offset_to(next)).unwrap_or(0);
+            let pick = |frac: f64| acked + (f64::from(outstanding) * frac) as u32;
+            match *op {
+                Op::Step(us) => now += Duration::from_micros(us),
+                Op::Send(n) => for _ in 0..n {
+                    let info = SentInfo { seq: next, len: 1472, retransmit: false };
+                    model.on_packet_sent(now, &info);
+                    next = next.next();
+                },
+                Op::Ack { frac, rtt_us, recv } => {
+                    let a = pick(frac);
+                    if outstanding > 0 && a != acked {
+                        acked = a;
+                        let info = AckInfo {
+                            ack: a,
+                            rtt: Duration::from_micros(rtt_us),
+                            recv_rate_pkts: recv,
+                            bandwidth_pkts: recv,
+                            largest_sent: next.prev(),
+                        };
+                        model.on_ack(now, &info);
+                    }
+                }
+                Op::Loss { frac, span } => if outstanding > 0 {
+                    let first = pick(frac.min(0.999));
+                    let last = (first + span).min_seq(next.prev());
+                    let ranges = [LossRange { first, last }];
+                    let info = LossInfo {
+                        first_lost: first,
+                        ranges: &ranges,
+                        largest_sent: next.prev(),
+                        rtt: Duration::from_micros(rtt_us),
+                        recv_rate_pkts: 0,
+                        bandwidth_pkts: 0,
+                    };
+                    model.on_loss(now, &info);
+                },
+                Op::Timeout => model.on_timeout(now, &TimeoutInfo {
+                    rtt: Duration::from_micros(rtt_us),
+                    recv_rate_pkts: 0,
+                    largest_sent: next.prev(),
+                }),
+            }
+            let w = model.window_pkts();
+            prop_assert!(w.is_finite() && w >= min, "window {w}");
+            let p = model.send_period();
+            prop_assert!(p > Duration::ZERO && p <= Duration::from_secs(10), "period {p:?}");
+        }
+    }
+}
+
+#[test]
+fn factory_builds_named_controllers() {
+    let f = ModelFactory::default();
+    assert_eq!((f.name(), f.build().name()), ("model", "model"));
+}
