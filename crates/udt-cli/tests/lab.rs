@@ -6,8 +6,9 @@
 //! Needs root (network namespaces, TUN): skipped with a message otherwise. The figures are
 //! not judged (timing belongs in reports): only that they exist and are possible.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -103,4 +104,49 @@ fn quick_decision_matrix_and_loss_sweep() {
         .filter_map(|r| r["truth"]["loss"].as_f64())
         .collect();
     assert!(losses.contains(&0.0) && losses.contains(&0.01));
+}
+
+/// Several flows at once on one link, with start offsets and tuned TCP: what the fairness
+/// experiment needs. Each flow must have moved data; the later one must have started later.
+#[test]
+fn concurrent_flows_with_offsets_and_tuned_tcp() {
+    use udt_lab::flows::{
+        run_flows, Binaries, Buffers, FlowSpec, Implementation, RunOptions, TcpCc,
+    };
+    if skip_without_root() {
+        return;
+    }
+    let options = RunOptions {
+        binaries: Binaries::with_udt(PathBuf::from(env!("CARGO_BIN_EXE_udt"))),
+        warmup: Duration::from_secs(1),
+        grace: Duration::from_secs(30),
+    };
+    let params = udt_lab::LinkParams::new(50_000_000, Duration::from_millis(20));
+    let lab = udt_lab::Lab::start(params).expect("lab");
+    let secs = Duration::from_secs(2);
+    let tcp = |cc| FlowSpec::timed(Implementation::Tcp { cc }, secs).with_buffers(Buffers::Tuned);
+    let flows = vec![
+        FlowSpec::timed(Implementation::ours("native"), secs),
+        tcp(TcpCc::Cubic),
+        tcp(TcpCc::Bbr).starting_at(Duration::from_secs(1)),
+    ];
+    let results = run_flows(&lab, &flows, &options).expect("the set runs");
+    assert_eq!(results.len(), 3);
+    for r in &results {
+        let r = r.as_ref().expect("flow");
+        let g = r.goodput_bps;
+        assert!(
+            g > 0.0 && g <= 50e6 * 1.05,
+            "{}: {g}",
+            r.spec.implementation
+        );
+    }
+    let mixed = vec![
+        tcp(TcpCc::Cubic),
+        FlowSpec::timed(Implementation::Tcp { cc: TcpCc::Cubic }, secs),
+    ];
+    assert!(
+        run_flows(&lab, &mixed, &options).is_err(),
+        "tuned and default TCP mixed"
+    );
 }

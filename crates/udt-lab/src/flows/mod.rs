@@ -292,12 +292,13 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// Located binaries, a 1 s warm-up and a 30 s grace.
+    /// Located binaries, a 1 s warm-up and a 60 s grace (a UDT sender at 1% loss may
+    /// take tens of seconds to drain its 12 MB default buffer after its time is up).
     pub fn new() -> anyhow::Result<Self> {
         Ok(Self {
             binaries: Binaries::locate()?,
             warmup: Duration::from_secs(1),
-            grace: Duration::from_secs(30),
+            grace: Duration::from_secs(60),
         })
     }
 }
