@@ -25,6 +25,7 @@
 #include <udt/udt.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -75,6 +76,13 @@ struct Options {
     int close_delay_ms = 0;   // --close-delay-ms: pause between last ack and close()
     bool bench = false;       // --bench: sender reuses one buffer, receiver skips the checks
     bool allow_drops = false; // --allow-drops: message receiver accepts expired (missing) ones
+    std::string bind = "127.0.0.1";  // server: --bind ADDR to listen on
+    double interval = 0;      // --interval S: stream receiver prints its bytes every S seconds
+    long long sndbuf = -1;    // --sndbuf B: UDT_SNDBUF, bytes
+    long long rcvbuf = -1;    // --rcvbuf B: UDT_RCVBUF, bytes
+    long long udp_sndbuf = -1;  // --udp-sndbuf B: UDP_SNDBUF
+    long long udp_rcvbuf = -1;  // --udp-rcvbuf B: UDP_RCVBUF
+    long long fc = -1;        // --fc N: UDT_FC (flow window, packets; caps UDT_RCVBUF in 4.11)
 };
 
 [[noreturn]] static inline void usage(const char* prog, const char* why) {
@@ -84,7 +92,8 @@ struct Options {
                  "  [--mode stream|dgram] [--send|--recv] [--bytes N] [--seconds S]\n"
                  "  [--msgs N] [--max-msg N] [--ttl MS] [--unordered] [--mss N]\n"
                  "  [--timeout-ms MS] [--maxbw BYTES_PER_S] [--close-delay-ms MS]\n"
-                 "  [--bench] [--allow-drops]\n",
+                 "  [--bench] [--allow-drops] [--bind ADDR] [--interval S]\n"
+                 "  [--sndbuf B] [--rcvbuf B] [--udp-sndbuf B] [--udp-rcvbuf B] [--fc N]\n",
                  prog, why, prog);
     std::exit(2);
 }
@@ -116,6 +125,13 @@ static inline Options parse_options(int argc, char** argv) {
         else if (a == "--close-delay-ms") o.close_delay_ms = std::atoi(value().c_str());
         else if (a == "--bench") o.bench = true;
         else if (a == "--allow-drops") o.allow_drops = true;
+        else if (a == "--bind") o.bind = value();
+        else if (a == "--interval") o.interval = std::atof(value().c_str());
+        else if (a == "--sndbuf") o.sndbuf = std::atoll(value().c_str());
+        else if (a == "--rcvbuf") o.rcvbuf = std::atoll(value().c_str());
+        else if (a == "--udp-sndbuf") o.udp_sndbuf = std::atoll(value().c_str());
+        else if (a == "--udp-rcvbuf") o.udp_rcvbuf = std::atoll(value().c_str());
+        else if (a == "--fc") o.fc = std::atoll(value().c_str());
         else if (a == "--rendezvous") {
             o.rendezvous = true;
             o.port = std::atoi(value().c_str());
@@ -176,6 +192,17 @@ static inline UDTSOCKET make_socket(const Options& o) {
             UDT::setsockopt(s, 0, UDT_RCVTIMEO, &o.timeout_ms, sizeof o.timeout_ms);
     }
     if (o.maxbw > 0) UDT::setsockopt(s, 0, UDT_MAXBW, &o.maxbw, sizeof(int64_t));
+    // Buffers (all int options in 4.11). UDT_FC first: 4.11 caps UDT_RCVBUF at it.
+    auto set_int = [&](UDT::SOCKOPT opt, long long v) {
+        if (v <= 0) return;
+        int i = (int)std::min(v, (long long)0x7fffffff);
+        UDT::setsockopt(s, 0, opt, &i, sizeof i);
+    };
+    set_int(UDT_FC, o.fc);
+    set_int(UDT_SNDBUF, o.sndbuf);
+    set_int(UDT_RCVBUF, o.rcvbuf);
+    set_int(UDP_SNDBUF, o.udp_sndbuf);
+    set_int(UDP_RCVBUF, o.udp_rcvbuf);
     return s;
 }
 
@@ -208,6 +235,7 @@ struct Result {
     int min_size = 0, max_size = 0;
     long long out_of_order = 0;
     long long missing = 0;       // --allow-drops: messages that never arrived (TTL expired)
+    std::atomic<long long> live_bytes{0};  // stream receiver: bytes so far, for --interval
     Sha256 sha;                  // stream: digest of every byte sent / received (not --bench)
     UDT::TRACEINFO perf{};
 };
@@ -218,9 +246,40 @@ static inline std::string udt_error() {
 
 // Stream receiver: read until `bytes` arrived (or the peer closes when bytes < 0), checking
 // every byte; then one more recv must report the peer's close.
+// --interval: every S seconds (from t0), one line with the bytes received in that interval
+// and the receiver's view (capacity estimate, RTT), until `stop`; then the partial rest.
+static inline void print_intervals(UDTSOCKET s, const Options& o, const Result& r, double t0,
+                                   const std::atomic<bool>& stop) {
+    long long last = 0;
+    for (int k = 1; !stop.load(); ++k) {
+        double due = t0 + k * o.interval;
+        while (!stop.load() && now_s() < due)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (stop.load()) break;
+        long long total = r.live_bytes.load();
+        UDT::TRACEINFO p{};
+        UDT::perfmon(s, &p, false);
+        std::printf("{\"event\":\"interval\",\"t\":%.3f,\"bytes\":%lld,"
+                    "\"bandwidth_mbps\":%.3f,\"rtt_ms\":%.3f,\"loss_pkts\":%d}\n",
+                    now_s() - t0, total - last, p.mbpsBandwidth, p.msRTT, p.pktRcvLossTotal);
+        std::fflush(stdout);
+        last = total;
+    }
+    // The last, partial interval, as udt perf reports it too (live_bytes is final by now).
+    long long rest = r.live_bytes.load() - last;
+    if (rest > 0) {
+        std::printf("{\"event\":\"interval\",\"t\":%.3f,\"bytes\":%lld,\"partial\":true}\n",
+                    now_s() - t0, rest);
+        std::fflush(stdout);
+    }
+}
+
 static inline void recv_stream(UDTSOCKET s, const Options& o, Result& r) {
     std::vector<char> buf(1 << 20);
     double t0 = now_s();
+    std::atomic<bool> stop{false};
+    std::thread ticker;
+    if (o.interval > 0) ticker = std::thread([&] { print_intervals(s, o, r, t0, stop); });
     while (o.bytes < 0 || r.bytes < o.bytes) {
         long long want = (long long)buf.size();
         if (o.bytes >= 0) want = std::min(want, o.bytes - r.bytes);
@@ -238,8 +297,11 @@ static inline void recv_stream(UDTSOCKET s, const Options& o, Result& r) {
             }
         }
         r.bytes += n;
+        r.live_bytes.store(r.bytes);
     }
     r.seconds = now_s() - t0;
+    stop.store(true);
+    if (ticker.joinable()) ticker.join();
     UDT::perfmon(s, &r.perf);
     if (o.bytes >= 0 && r.bytes == o.bytes) {
         // The sender closes after its data: that must surface as an error on the next read.
@@ -413,12 +475,15 @@ static inline void print_result(const Options& o, Result& r) {
         "\"bad_offset\":%lld,\"min_size\":%d,\"max_size\":%d,\"out_of_order\":%lld,"
         "\"missing\":%lld,"
         "\"cpu_user\":%.3f,\"cpu_sys\":%.3f,\"retrans\":%d,\"sent_pkts\":%lld,"
-        "\"recv_pkts\":%lld,\"rtt_ms\":%.3f,\"sha256\":\"%s\",\"end\":\"%s\"}\n",
+        "\"recv_pkts\":%lld,\"rtt_ms\":%.3f,\"bandwidth_mbps\":%.3f,\"loss_pkts\":%lld,"
+        "\"sha256\":\"%s\",\"end\":\"%s\"}\n",
         r.role, o.dgram ? "dgram" : "stream", o.send ? "send" : "recv", r.ok ? "true" : "false",
         r.bytes, r.msgs, r.seconds, mbps, r.peer_closed ? "true" : "false", r.bad_offset,
         r.min_size, r.max_size, r.out_of_order, r.missing, cpu_s(true), cpu_s(false),
         r.perf.pktRetransTotal, (long long)r.perf.pktSentTotal, (long long)r.perf.pktRecvTotal,
-        r.perf.msRTT, o.dgram || o.bench ? "" : r.sha.hex().c_str(), r.end.c_str());
+        r.perf.msRTT, r.perf.mbpsBandwidth,
+        (long long)(o.send ? r.perf.pktSndLossTotal : r.perf.pktRcvLossTotal),
+        o.dgram || o.bench ? "" : r.sha.hex().c_str(), r.end.c_str());
     std::fflush(stdout);
 }
 

@@ -18,6 +18,9 @@
 //! - [`run`]: `udt lab link`: run commands in the namespaces, with signal handling.
 //! - [`probe`]: measuring the emulator (UDP echo RTT, UDP blast rate and loss).
 //! - [`calibrate`]: the highest rate the emulator sustains here, as a Markdown report.
+//! - [`flows`]: running flows of real programs (`udt perf`, libudt's interop peers, kernel
+//!   TCP) across a lab and measuring each ([`flows::run_flows`]).
+//! - [`experiment`]: the published UDT-vs-TCP experiments: registry, grid runner, reports.
 //!
 //! # Contract
 //!
@@ -31,6 +34,8 @@
 //!   rate against the settings, and [`calibrate`] reports up to which rate they hold here.
 
 pub mod calibrate;
+pub mod experiment;
+pub mod flows;
 pub mod forward;
 pub mod lab;
 pub mod netns;

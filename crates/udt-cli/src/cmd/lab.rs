@@ -4,6 +4,8 @@
 //!   runs `CMD...` in namespace b (an interactive shell without it) and `--a CMD` in namespace
 //!   a, across the emulated link; the exit status is `CMD`'s.
 //! - `udt lab calibrate` measures the highest rate the emulator sustains on this machine.
+//! - `udt lab run EXPERIMENT|all [--quick] [--out DIR] [--rate-cap RATE]` runs the
+//!   published UDT-vs-TCP experiments (`udt_lab::experiment`) and writes their reports.
 //!
 //! This is a thin front: parsing here, everything else in `udt_lab`.
 
@@ -13,6 +15,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Subcommand;
+use udt_lab::experiment::{self, Settings};
+use udt_lab::flows::RunOptions;
 use udt_lab::params::{parse_duration, parse_loss, parse_queue, parse_rate};
 use udt_lab::run::LinkCommands;
 use udt_lab::{LinkParams, QueueLimit};
@@ -37,6 +41,47 @@ pub enum LabCommand {
     Link(LinkArgs),
     /// Measure the highest rate the emulator sustains here, as a Markdown report (needs root).
     Calibrate(CalibrateArgs),
+    /// Run an experiment (or `all`) and write report.md, results.json and SVG plots
+    /// (needs root).
+    ///
+    /// Each runs real flows across emulated links: ours (`udt perf`, each congestion
+    /// control), libudt 4.11 (the interop peers) and kernel TCP cubic and bbr. Run it on an
+    /// otherwise idle machine: the emulator is timing-sensitive.
+    Run(RunArgs),
+}
+
+/// Arguments of `udt lab run`.
+#[derive(Debug, clap::Args)]
+pub struct RunArgs {
+    /// The experiment's name, or `all`.
+    #[arg(value_name = "EXPERIMENT", value_parser = experiment_name)]
+    pub experiment: String,
+    /// The quick variant: a few cells and short flows (a smoke test, as CI runs it).
+    #[arg(long)]
+    pub quick: bool,
+    /// Where to write the reports (with `all`, one subdirectory per experiment).
+    #[arg(long, default_value = "lab-results")]
+    pub out: PathBuf,
+    /// The highest link rate to emulate; faster cells run at this rate and say so. The
+    /// default is the rate this kind of machine sustains (see `udt lab calibrate`).
+    #[arg(long, value_parser = parse_rate, default_value = "200mbit")]
+    pub rate_cap: u64,
+    /// Seconds at the start of each flow left out of its steady goodput.
+    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    pub warmup: Duration,
+}
+
+/// Accepts `all` or a registered experiment name, and lists them otherwise.
+fn experiment_name(name: &str) -> Result<String, String> {
+    let names: Vec<&str> = experiment::registry().iter().map(|e| e.name).collect();
+    if name == "all" || names.contains(&name) {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "no experiment {name:?}; choose all, {}",
+            names.join(", ")
+        ))
+    }
 }
 
 /// Arguments of `udt lab link`.
@@ -99,7 +144,39 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         LabCommand::Link(args) => link(args),
         LabCommand::Calibrate(args) => calibrate(args),
+        LabCommand::Run(args) => run_experiments(args),
     }
+}
+
+fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
+    udt_lab::check_privileges()?;
+    let experiments: Vec<experiment::Experiment> = if args.experiment == "all" {
+        experiment::registry()
+    } else {
+        experiment::find(&args.experiment).into_iter().collect()
+    };
+    let mut run = RunOptions::new()?;
+    run.warmup = args.warmup;
+    let settings = Settings {
+        quick: args.quick,
+        rate_cap_bps: args.rate_cap,
+        run,
+        out: args.out,
+        command: command_line(),
+        progress: true,
+    };
+    for dir in experiment::run_and_write(&experiments, &settings)? {
+        eprintln!("udt lab: wrote {}", dir.join("report.md").display());
+    }
+    Ok(())
+}
+
+/// `udt ARGS...` as typed, for the reports.
+fn command_line() -> String {
+    std::iter::once("udt".to_owned())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn link(args: LinkArgs) -> anyhow::Result<()> {
@@ -129,10 +206,7 @@ fn link(args: LinkArgs) -> anyhow::Result<()> {
 
 fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let report = udt_lab::calibrate::calibrate(&args.rates, args.rtt, args.duration, args.runs)?;
-    let command: Vec<String> = std::iter::once("udt".to_owned())
-        .chain(std::env::args().skip(1))
-        .collect();
-    let md = report.to_markdown(&command.join(" "));
+    let md = report.to_markdown(&command_line());
     match args.out {
         Some(path) => {
             std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))

@@ -1,0 +1,375 @@
+//! The published UDT-vs-TCP experiments, reproduced on the lab: a registry, the grid runner,
+//! and the [`Row`] every figure comes from.
+//!
+//! An [`Experiment`] is plain data: a name, a description (the study it reproduces and what
+//! is measured), a function giving its [`Cell`]s for the quick or the full variant, and a
+//! function summarizing its rows into tables, plots and findings. [`run`] walks the cells:
+//! one fresh [`Lab`] per cell (the link as the study had it, with the rate capped at
+//! [`Settings::rate_cap_bps`]), then each [`Run`] of the cell in turn, a set of flows run
+//! together by [`flows::run_flows`]. Each flow becomes a [`Row`] that names the protocol
+//! and implementation beside the emulated truth and the rate actually used.
+//!
+//! **Rate cap:** the emulator holds 200 Mbit/s on this 2-vCPU machine under load, 1 Gbit/s
+//! only when quiet (docs/lab/calibration.md). Cells asking for more run at the cap and are
+//! labelled so ([`Truth::capped`]); the report says which rate was used.
+//!
+//! **Adding an experiment:** a module with a `pub(crate) fn experiment() -> Experiment`,
+//! and a line in [`registry`].
+
+pub mod decision_matrix;
+pub mod loss_sweep;
+pub mod plot;
+pub mod report;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::flows::{self, FlowResult, FlowSpec, RunOptions};
+use crate::params::format_rate;
+use crate::{Lab, LinkParams};
+
+pub use plot::{Plot, Series};
+pub use report::{Report, Table};
+
+/// The emulator's reliably sustained rate here (docs/lab/calibration.md): the default cap.
+pub const DEFAULT_RATE_CAP_BPS: u64 = 200_000_000;
+
+/// Pause between runs on one link, so queues drain and sockets close.
+const BETWEEN_RUNS: Duration = Duration::from_millis(500);
+
+/// One registered experiment.
+#[derive(Debug, Clone, Copy)]
+pub struct Experiment {
+    /// Short name for the command line (`decision-matrix`).
+    pub name: &'static str,
+    /// Title of its report.
+    pub title: &'static str,
+    /// Markdown: the study reproduced, what is measured, how to read it.
+    pub description: &'static str,
+    /// The cells of the quick (`true`) or full variant.
+    pub cells: fn(&Settings) -> Vec<Cell>,
+    /// Tables, plots and findings from the rows.
+    pub summarize: fn(&Settings, &[Row]) -> Summary,
+}
+
+/// Every experiment, in report order.
+pub fn registry() -> Vec<Experiment> {
+    vec![decision_matrix::experiment(), loss_sweep::experiment()]
+}
+
+/// The experiment named `name`.
+pub fn find(name: &str) -> Option<Experiment> {
+    registry().into_iter().find(|e| e.name == name)
+}
+
+/// How experiments are run.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The quick variant (a few cells, short flows: CI).
+    pub quick: bool,
+    /// The highest link rate used; faster cells run at this rate and say so.
+    pub rate_cap_bps: u64,
+    /// Flows and their binaries.
+    pub run: RunOptions,
+    /// Where reports go (each experiment in `out/<name>/`).
+    pub out: PathBuf,
+    /// The command line, quoted in the reports.
+    pub command: String,
+    /// Print a line per run on stderr.
+    pub progress: bool,
+}
+
+/// One link setting of an experiment, and what runs on it.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// The link as the study had it (its rate may exceed the cap).
+    pub link: LinkParams,
+    /// The runs, one after the other on this link.
+    pub runs: Vec<Run>,
+}
+
+/// A set of flows run together, and the parameters that tell it apart in the tables.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// A short label (`buffer 16 KiB`, `2 UDT + 10 TCP`).
+    pub label: String,
+    /// The flows.
+    pub flows: Vec<FlowSpec>,
+    /// Experiment-specific parameters, copied into each row (`buffer_bytes` → 16384).
+    pub params: BTreeMap<String, f64>,
+}
+
+impl Run {
+    /// A run of one flow labelled with its implementation.
+    pub fn single(flow: FlowSpec) -> Self {
+        Self {
+            label: flow.implementation.label(),
+            flows: vec![flow],
+            params: BTreeMap::new(),
+        }
+    }
+}
+
+/// The link a row ran on: what the study asked, and what was emulated.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Truth {
+    /// The rate the study asked for, bit/s.
+    pub nominal_rate_bps: u64,
+    /// The rate emulated (the nominal one, or the cap), bit/s.
+    pub rate_bps: u64,
+    /// Whether the cap applied.
+    pub capped: bool,
+    /// Round-trip propagation delay, ms.
+    pub rtt_ms: f64,
+    /// Random loss per packet, each direction.
+    pub loss: f64,
+    /// Drop-tail queue per direction, bytes.
+    pub queue_bytes: u64,
+}
+
+impl Truth {
+    fn new(nominal: &LinkParams, used: &LinkParams) -> Self {
+        Self {
+            nominal_rate_bps: nominal.rate_bps,
+            rate_bps: used.rate_bps,
+            capped: used.rate_bps < nominal.rate_bps,
+            rtt_ms: used.rtt.as_secs_f64() * 1e3,
+            loss: used.loss,
+            queue_bytes: used.queue_bytes() as u64,
+        }
+    }
+
+    /// `155 Mbit/s` or `1 Gbit/s (run at 200 Mbit/s)`.
+    pub fn rate_label(&self) -> String {
+        if self.capped {
+            format!(
+                "{} (run at {})",
+                format_rate(self.nominal_rate_bps),
+                format_rate(self.rate_bps)
+            )
+        } else {
+            format_rate(self.rate_bps)
+        }
+    }
+}
+
+/// One flow of one run: every figure of the reports comes from these.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The experiment's name.
+    pub experiment: String,
+    /// The link.
+    pub truth: Truth,
+    /// The run's label.
+    pub run: String,
+    /// The run's parameters.
+    pub params: BTreeMap<String, f64>,
+    /// Index of the flow in its run, and how many ran together.
+    pub flow: usize,
+    /// Flows in the run.
+    pub flows_in_run: usize,
+    /// `UDT` or `TCP`.
+    pub protocol: String,
+    /// `ours (native)`, `libudt 4.11`, `kernel TCP cubic`...
+    pub implementation: String,
+    /// `default`, `tuned` or `explicit`.
+    pub buffers: String,
+    /// The measurement, or `None` when the flow failed.
+    pub result: Option<FlowResult>,
+    /// Why the flow failed.
+    pub error: Option<String>,
+}
+
+impl Row {
+    /// The steady goodput, if the flow worked.
+    pub fn goodput(&self) -> Option<f64> {
+        self.result.as_ref().map(|r| r.steady_goodput_bps)
+    }
+}
+
+/// What an experiment makes of its rows.
+#[derive(Debug, Clone, Default)]
+pub struct Summary {
+    /// Markdown bullet points: the answers.
+    pub findings: Vec<String>,
+    /// Tables, in order.
+    pub tables: Vec<Table>,
+    /// Figures.
+    pub plots: Vec<Plot>,
+}
+
+/// The link of `cell` as emulated: the rate capped, the default queue sized for that rate.
+pub fn capped_link(link: &LinkParams, cap_bps: u64) -> LinkParams {
+    LinkParams {
+        rate_bps: link.rate_bps.min(cap_bps),
+        ..link.clone()
+    }
+}
+
+/// Runs `experiment` and returns its report (not yet written).
+pub fn run(experiment: &Experiment, settings: &Settings) -> anyhow::Result<Report> {
+    let started = Instant::now();
+    let load_before = report::load_average();
+    let cells = (experiment.cells)(settings);
+    let total: usize = cells.iter().map(|c| c.runs.len()).sum();
+    let mut rows = Vec::new();
+    let mut done = 0;
+    for cell in &cells {
+        let used = capped_link(&cell.link, settings.rate_cap_bps);
+        let truth = Truth::new(&cell.link, &used);
+        let lab = Lab::start(used).context("starting the lab")?;
+        for run in &cell.runs {
+            done += 1;
+            let new = run_one(experiment, &lab, &truth, run, settings)?;
+            if settings.progress {
+                eprintln!("[{done}/{total}] {}", progress_line(&truth, run, &new));
+            }
+            rows.extend(new);
+            std::thread::sleep(BETWEEN_RUNS);
+        }
+    }
+    let summary = (experiment.summarize)(settings, &rows);
+    Ok(Report {
+        experiment: experiment.name.to_owned(),
+        title: experiment.title.to_owned(),
+        description: experiment.description.to_owned(),
+        command: settings.command.clone(),
+        quick: settings.quick,
+        rate_cap_bps: settings.rate_cap_bps,
+        warmup_s: settings.run.warmup.as_secs_f64(),
+        machine: report::machine(),
+        load_before,
+        load_after: report::load_average(),
+        seconds: started.elapsed().as_secs_f64(),
+        findings: summary.findings,
+        tables: summary.tables,
+        plots: summary.plots,
+        rows,
+    })
+}
+
+fn run_one(
+    experiment: &Experiment,
+    lab: &Lab,
+    truth: &Truth,
+    run: &Run,
+    settings: &Settings,
+) -> anyhow::Result<Vec<Row>> {
+    let results = flows::run_flows(lab, &run.flows, &settings.run)
+        .with_context(|| format!("{}: {}", truth.rate_label(), run.label))?;
+    Ok(run
+        .flows
+        .iter()
+        .zip(results)
+        .enumerate()
+        .map(|(i, (spec, result))| {
+            let (result, error) = match result {
+                Ok(r) => (Some(r), None),
+                Err(e) => (None, Some(format!("{e:#}"))),
+            };
+            Row {
+                experiment: experiment.name.to_owned(),
+                truth: truth.clone(),
+                run: run.label.clone(),
+                params: run.params.clone(),
+                flow: i,
+                flows_in_run: run.flows.len(),
+                protocol: spec.implementation.protocol().to_owned(),
+                implementation: spec.implementation.label(),
+                buffers: spec.buffers.label().to_owned(),
+                result,
+                error,
+            }
+        })
+        .collect())
+}
+
+fn progress_line(truth: &Truth, run: &Run, rows: &[Row]) -> String {
+    let figures: Vec<String> = rows
+        .iter()
+        .map(|r| match (&r.result, &r.error) {
+            (Some(res), _) => format_rate(res.steady_goodput_bps as u64),
+            (None, Some(e)) => format!("failed: {e}"),
+            (None, None) => "?".to_owned(),
+        })
+        .collect();
+    format!(
+        "{}, rtt {} ms, loss {}: {}: {}",
+        truth.rate_label(),
+        truth.rtt_ms,
+        truth.loss,
+        run.label,
+        figures.join(", ")
+    )
+}
+
+/// Runs each experiment and writes its report into `settings.out/<name>/` (or straight into
+/// `settings.out` when only one runs). Returns the directories written.
+pub fn run_and_write(
+    experiments: &[Experiment],
+    settings: &Settings,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    for experiment in experiments {
+        let dir = if experiments.len() == 1 {
+            settings.out.clone()
+        } else {
+            settings.out.join(experiment.name)
+        };
+        let report = run(experiment, settings)?;
+        report.write(&dir)?;
+        written.push(dir);
+    }
+    Ok(written)
+}
+
+/// Flow length of the quick or full variant.
+pub fn flow_time(settings: &Settings, quick: Duration, full: Duration) -> Duration {
+    if settings.quick {
+        quick
+    } else {
+        full
+    }
+}
+
+/// The distinct links of `rows`, in order of first appearance.
+pub fn links(rows: &[Row]) -> Vec<Truth> {
+    let mut seen: Vec<Truth> = Vec::new();
+    for r in rows {
+        if !seen.contains(&r.truth) {
+            seen.push(r.truth.clone());
+        }
+    }
+    seen
+}
+
+/// The distinct implementation labels of `rows`, in order of first appearance.
+pub fn implementations(rows: &[Row]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for r in rows {
+        if !seen.contains(&r.implementation) {
+            seen.push(r.implementation.clone());
+        }
+    }
+    seen
+}
+
+/// The first row of `implementation` on `truth`.
+pub fn row_of<'r>(rows: &'r [Row], truth: &Truth, implementation: &str) -> Option<&'r Row> {
+    rows.iter()
+        .find(|r| r.truth == *truth && r.implementation == implementation)
+}
+
+/// Mean of `f` over the rows of `implementation` where it is defined.
+pub fn mean_of(rows: &[Row], implementation: &str, f: impl Fn(&Row) -> Option<f64>) -> Option<f64> {
+    let values: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.implementation == implementation)
+        .filter_map(f)
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
