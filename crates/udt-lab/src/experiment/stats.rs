@@ -101,7 +101,8 @@ pub fn per_second(spans: &[Span], offset_s: f64, seconds: usize) -> Vec<f64> {
     let mut bins = vec![0.0; seconds];
     for span in spans {
         let (start, end) = (span.start_s + offset_s, span.end_s + offset_s);
-        if !(end > start) || !span.bps.is_finite() {
+        let forward = matches!(end.partial_cmp(&start), Some(std::cmp::Ordering::Greater));
+        if !forward || !span.bps.is_finite() {
             continue;
         }
         let first = start.max(0.0).floor() as usize;
