@@ -90,3 +90,41 @@ fn tcp_tuning_quick() {
 fn fairness_quick() {
     check("fairness");
 }
+
+/// Not a test: rebuilds the findings, tables and plots of a written report from its
+/// `results.json` (after a change to an experiment's summary), without measuring again.
+/// `UDT_LAB_RESUMMARIZE=docs/lab/buffer-sweep cargo test -p udt-lab --test
+/// experiments_quick -- --ignored resummarize`.
+#[test]
+#[ignore = "a tool: needs UDT_LAB_RESUMMARIZE=DIR"]
+fn resummarize() {
+    let Some(dir) = std::env::var_os("UDT_LAB_RESUMMARIZE").map(std::path::PathBuf::from) else {
+        eprintln!("set UDT_LAB_RESUMMARIZE to a report directory");
+        return;
+    };
+    let json = std::fs::read_to_string(dir.join("results.json")).expect("results.json");
+    let mut report: experiment::Report = serde_json::from_str(&json).expect("a report");
+    let exp = experiment::find(&report.experiment).expect("registered");
+    let settings = Settings {
+        quick: report.quick,
+        rate_cap_bps: report.rate_cap_bps,
+        run: RunOptions {
+            binaries: udt_lab::flows::Binaries {
+                udt: "udt".into(),
+                interop: None,
+                interop_error: None,
+            },
+            warmup: std::time::Duration::from_secs_f64(report.warmup_s),
+            grace: std::time::Duration::ZERO,
+        },
+        out: dir.clone(),
+        command: report.command.clone(),
+        progress: false,
+    };
+    let summary = (exp.summarize)(&settings, &report.rows);
+    report.description = exp.description.to_owned();
+    report.findings = summary.findings;
+    report.tables = summary.tables;
+    report.plots = summary.plots;
+    report.write(&dir).expect("written");
+}

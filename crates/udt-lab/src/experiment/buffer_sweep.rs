@@ -118,11 +118,13 @@ const DESCRIPTION: &str = "\
 Reproduces the intercontinental study's buffer sweep: the time to move a 200 MB file with UDT \
 over a 1 Gbit/s, 100 ms path against the UDT buffer size, with the rate over time and its mean \
 and standard deviation. Here the link runs at the lab's rate cap, so the ideal time is longer \
-than the study's; the *shape* (time falls as 1/buffer until the buffer covers one \
-bandwidth-delay product, then stays flat) is the result.\n\n\
+than the study's; the *shape* is the result: the time falls as 1/buffer until the buffer covers one \
+bandwidth-delay product; past it, it stays flat or, as the study also saw, gets worse when the \
+window lets slow start overflow the bottleneck queue.\n\n\
 Ours, native congestion control; UDT_SNDBUF = UDT_RCVBUF = the size (whole 1472-byte \
 packets, at least 32: below 46 KiB the sizes coincide). The UDP buffers are the library's \
-default, 8 MiB, forced past the namespace's 4 MiB `rmem_max`. Runs predicted to take longer \
+default, 8 MiB, forced past the namespace's 4 MiB `rmem_max` (as root; `ss -uam` in the \
+namespace shows `rb16777216`, the kernel's doubled 8 MiB). Runs predicted to take longer \
 than the budget are timed and their file time extrapolated (marked *). The rate statistics \
 are over the whole seconds of each flow, slow start included, as the study tabulated them \
 (population standard deviation).";
@@ -233,13 +235,13 @@ fn sweep_table(rows: &[Row]) -> Table {
     let header = [
         "UDT buffer",
         "in force (send/recv)",
-        "UDP rcvbuf",
         "window limit (Mbit/s)",
         "file time (s)",
         "mean rate (Mbit/s)",
         "std dev (Mbit/s)",
         "σ/μ",
         "goodput (Mbit/s)",
+        "lost packets",
         "UDT capacity estimate (Mbit/s)",
         "UDT RTT (ms)",
     ];
@@ -261,9 +263,9 @@ fn table_row(row: &Row) -> Vec<String> {
     let limit = row.params.get("window_limit_bps").copied().unwrap_or(0.0);
     let dash = || "—".to_owned();
     let Some(r) = &row.result else {
-        let mut cells = vec![size_label(buffer), dash(), dash(), mbit(limit)];
+        let mut cells = vec![size_label(buffer), dash(), mbit(limit)];
         cells.extend(std::iter::repeat_with(dash).take(7));
-        cells[4] = "failed".to_owned();
+        cells[3] = "failed".to_owned();
         return cells;
     };
     let b = &r.actual_buffers;
@@ -278,7 +280,6 @@ fn table_row(row: &Row) -> Vec<String> {
     vec![
         size_label(buffer),
         format!("{} / {}", opt_size(b.sndbuf), opt_size(b.rcvbuf)),
-        opt_size(b.udp_rcvbuf),
         mbit(limit),
         time,
         rates.map_or_else(dash, |s| mbit(s.mean)),
@@ -287,6 +288,7 @@ fn table_row(row: &Row) -> Vec<String> {
             .and_then(|s| s.cov())
             .map_or_else(dash, |c| format!("{c:.2}")),
         mbit(r.goodput_bps),
+        r.losses.to_string(),
         udt.and_then(|u| u.bandwidth_bps).map_or_else(dash, mbit),
         udt.and_then(|u| u.rtt_ms)
             .map_or_else(dash, |ms| format!("{ms:.1}")),
@@ -357,14 +359,30 @@ fn findings(rows: &[Row]) -> Vec<String> {
         return vec!["No run moved any data: see the failed flows.".to_owned()];
     };
     let mut out = Vec::new();
-    // The smallest buffer within 10% of the best time: where the curve flattens.
     if let Some((b, t, _)) = times.iter().find(|(_, t, _)| *t <= best * 1.1) {
         out.push(format!(
-            "The file time flattens at a buffer of {} ({t:.1} s, within 10% of the best, \
-             {best:.1} s): larger buffers buy nothing once the window covers the \
-             bandwidth-delay product.",
+            "The file time comes within 10% of its best ({best:.1} s) at a buffer of {} \
+             ({t:.1} s): the window then covers the bandwidth-delay product.",
             size_label(*b)
         ));
+    }
+    if let (Some((bb, _, _)), Some((lb, lt, _))) =
+        (times.iter().find(|(_, t, _)| *t == best), times.last())
+    {
+        let lost = rows
+            .last()
+            .and_then(|r| r.result.as_ref())
+            .map_or(0, |r| r.losses);
+        if *lt > best * 1.1 {
+            out.push(format!(
+                "Past {}, more buffer is worse: with {} the file takes {lt:.1} s. A window \
+                 beyond the BDP plus the drop-tail queue lets slow start overflow the queue \
+                 ({lost} packets lost), and the native control then climbs back slowly at \
+                 this RTT (see the per-second series).",
+                size_label(*bb),
+                size_label(*lb)
+            ));
+        }
     }
     if let Some((b, t, e)) = times.first() {
         out.push(format!(
