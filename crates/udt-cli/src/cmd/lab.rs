@@ -69,6 +69,10 @@ pub struct RunArgs {
     /// Seconds at the start of each flow left out of its steady goodput.
     #[arg(long, value_parser = parse_duration, default_value = "1s")]
     pub warmup: Duration,
+    /// Length of every flow, instead of each experiment's own (6 s full, 2 s quick for the
+    /// decision matrix and the loss sweep): UDT converges more slowly than TCP.
+    #[arg(long, value_parser = parse_duration)]
+    pub flow_time: Option<Duration>,
 }
 
 /// Accepts `all` or a registered experiment name, and lists them otherwise.
@@ -164,6 +168,7 @@ fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
         out: args.out,
         command: command_line(),
         progress: true,
+        flow_time: args.flow_time,
     };
     for dir in experiment::run_and_write(&experiments, &settings)? {
         eprintln!("udt lab: wrote {}", dir.join("report.md").display());

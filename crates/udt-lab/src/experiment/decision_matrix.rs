@@ -320,6 +320,7 @@ fn findings(rows: &[Row], cells: &[Truth], impls: &[String]) -> Vec<String> {
     if !means.is_empty() {
         out.push(format!("Mean CPU seconds per GiB: {}.", means.join(", ")));
     }
+    out.extend(super::still_rising_finding(rows));
     let failed = rows.iter().filter(|r| r.error.is_some()).count();
     if failed > 0 {
         out.push(format!(

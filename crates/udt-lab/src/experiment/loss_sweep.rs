@@ -197,6 +197,7 @@ fn findings(rows: &[Row], cells: &[Truth]) -> Vec<String> {
             ));
         }
     }
+    out.extend(super::still_rising_finding(rows));
     let failed = rows.iter().filter(|r| r.error.is_some()).count();
     if failed > 0 {
         out.push(format!(

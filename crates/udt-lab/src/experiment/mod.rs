@@ -91,6 +91,8 @@ pub struct Settings {
     pub command: String,
     /// Print a line per run on stderr.
     pub progress: bool,
+    /// Overrides each experiment's flow length (`--flow-time`), where it uses [`flow_time`].
+    pub flow_time: Option<Duration>,
 }
 
 /// One link setting of an experiment, and what runs on it.
@@ -337,9 +339,11 @@ pub fn run_and_write(
     Ok(written)
 }
 
-/// Flow length of the quick or full variant.
+/// Flow length of the quick or full variant, unless [`Settings::flow_time`] overrides it.
 pub fn flow_time(settings: &Settings, quick: Duration, full: Duration) -> Duration {
-    if settings.quick {
+    if let Some(t) = settings.flow_time {
+        t
+    } else if settings.quick {
         quick
     } else {
         full
@@ -382,4 +386,35 @@ pub fn mean_of(rows: &[Row], implementation: &str, f: impl Fn(&Row) -> Option<f6
         .filter_map(f)
         .collect();
     (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// A finding about UDT flows still accelerating when they ended (their last full second
+/// more than 10% above their steady mean), if any were: UDT's native control converges
+/// over seconds to tens of seconds, so short flows understate a long transfer's rate.
+pub fn still_rising_finding(rows: &[Row]) -> Option<String> {
+    let udt: Vec<&FlowResult> = rows
+        .iter()
+        .filter(|r| r.protocol == "UDT")
+        .filter_map(|r| r.result.as_ref())
+        .collect();
+    let rising = udt
+        .iter()
+        .filter(|r| {
+            let full = r.series.len().saturating_sub(1);
+            let last = full.checked_sub(1).and_then(|i| {
+                let len = r.interval_s.get(i).copied().unwrap_or(1.0);
+                Some(*r.series.get(i)? as f64 * 8.0 / len.max(1e-3))
+            });
+            last.is_some_and(|l| l > r.steady_goodput_bps * 1.1)
+        })
+        .count();
+    (rising > 0).then(|| {
+        format!(
+            "{rising} of {} UDT flows were still accelerating when they ended (last full second \
+             more than 10% above their mean): UDT's native control converges over seconds to \
+             tens of seconds, so these flows understate a long transfer's rate. Longer flows: \
+             `--flow-time 30s` (the per-second series are in results.json).",
+            udt.len()
+        )
+    })
 }

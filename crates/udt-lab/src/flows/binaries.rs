@@ -34,16 +34,21 @@ impl Binaries {
     /// Locates `udt` (required) and the interop peers (optional, built if possible).
     pub fn locate() -> anyhow::Result<Self> {
         let exe = std::env::current_exe().context("finding the running executable")?;
-        let udt = locate_udt(&exe)?;
+        Ok(Self::with_udt(locate_udt(&exe)?))
+    }
+
+    /// Uses the `udt` at `udt` (a test's `CARGO_BIN_EXE_udt`), and the interop peers
+    /// found from it as [`Self::locate`] does.
+    pub fn with_udt(udt: PathBuf) -> Self {
         let (interop, interop_error) = match locate_interop(&udt) {
             Ok(dir) => (Some(dir), None),
             Err(e) => (None, Some(format!("{e:#}"))),
         };
-        Ok(Self {
+        Self {
             udt,
             interop,
             interop_error,
-        })
+        }
     }
 
     /// The path of interop program `name`, or why there is none.

@@ -298,12 +298,13 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
-    /// Located binaries, a 1 s warm-up and a 30 s grace.
+    /// Located binaries, a 1 s warm-up and a 60 s grace (a UDT sender at 1% loss may
+    /// take tens of seconds to drain its 12 MB default buffer after its time is up).
     pub fn new() -> anyhow::Result<Self> {
         Ok(Self {
             binaries: Binaries::locate()?,
             warmup: Duration::from_secs(1),
-            grace: Duration::from_secs(30),
+            grace: Duration::from_secs(60),
         })
     }
 }
@@ -328,8 +329,11 @@ pub fn run_flows(
 }
 
 /// The mean rate of `series` (bytes per interval of `interval_s` seconds; 1 s where
-/// missing) after the intervals that end within `warmup`, in bit/s. The last, partial
-/// interval is left out when there are full ones; `fallback_bps` when nothing is left.
+/// missing) after the intervals that end within `warmup`, in bit/s; `fallback_bps` when
+/// nothing is left. A last interval shorter than [`MIN_TAIL_S`] is left out (its rate is
+/// mostly sampling noise); a longer one counts, so that bytes held back by the receiver
+/// (TCP's out-of-order queue, a descheduled reader) and delivered late still fall inside
+/// the measured span.
 pub fn steady_rate(series: &[u64], interval_s: &[f64], warmup: Duration, fallback_bps: f64) -> f64 {
     let len = |i: usize| {
         interval_s
@@ -338,11 +342,11 @@ pub fn steady_rate(series: &[u64], interval_s: &[f64], warmup: Duration, fallbac
             .filter(|l| *l > 0.0)
             .unwrap_or(1.0)
     };
-    let full = series.len().saturating_sub(1);
     let (mut t, mut bytes, mut secs) = (0.0, 0u64, 0.0);
-    for (i, b) in series.iter().enumerate().take(full) {
+    for (i, b) in series.iter().enumerate() {
         t += len(i);
-        if t > warmup.as_secs_f64() + 1e-3 {
+        let short_tail = i + 1 == series.len() && i > 0 && len(i) < MIN_TAIL_S;
+        if t > warmup.as_secs_f64() + 1e-3 && !short_tail {
             bytes += b;
             secs += len(i);
         }
@@ -354,18 +358,30 @@ pub fn steady_rate(series: &[u64], interval_s: &[f64], warmup: Duration, fallbac
     }
 }
 
+/// Shortest last interval [`steady_rate`] keeps, seconds.
+pub const MIN_TAIL_S: f64 = 0.25;
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn steady_rate_skips_warmup_and_partial_tail() {
+    fn steady_rate_skips_warmup_and_a_short_tail() {
         let s = [100, 1000, 1000, 10];
-        assert_eq!(steady_rate(&s, &[], Duration::from_secs(1), 1.0), 8000.0);
-        assert_eq!(steady_rate(&s, &[], Duration::from_secs(3), 1.0), 1.0);
+        // Without lengths every interval is 1 s, the tail included.
+        assert_eq!(
+            steady_rate(&s, &[], Duration::from_secs(1), 1.0),
+            2010.0 * 8.0 / 3.0
+        );
+        assert_eq!(steady_rate(&s, &[], Duration::from_secs(4), 1.0), 1.0);
         assert_eq!(steady_rate(&[], &[], Duration::ZERO, 5.0), 5.0);
         let lens = [1.0, 1.25, 0.75, 0.1];
         assert_eq!(steady_rate(&s, &lens, Duration::from_secs(1), 1.0), 8000.0);
+        let lens = [1.0, 1.0, 1.0, 0.5];
+        assert_eq!(
+            steady_rate(&[0, 100, 100, 50], &lens, Duration::from_secs(1), 1.0),
+            800.0
+        );
     }
 
     #[test]
