@@ -32,6 +32,7 @@ fn settings(name: &str) -> Option<Settings> {
         out,
         command: format!("cargo test -p udt-lab --test experiments_quick {name}"),
         progress: true,
+        flow_time: None,
     })
 }
 
@@ -120,6 +121,7 @@ fn resummarize() {
         out: dir.clone(),
         command: report.command.clone(),
         progress: false,
+        flow_time: None,
     };
     let summary = (exp.summarize)(&settings, &report.rows);
     report.description = exp.description.to_owned();

@@ -75,12 +75,15 @@ impl Variant {
         }
     }
 
+    /// The variant `settings` ask for; `--flow-time` sets the length of the timed runs.
     fn of(settings: &Settings) -> Self {
-        if settings.quick {
+        let mut v = if settings.quick {
             Self::quick()
         } else {
             Self::full()
-        }
+        };
+        v.timed = super::flow_time(settings, v.timed, v.timed);
+        v
     }
 }
 
