@@ -16,10 +16,14 @@
 //! **Adding an experiment:** a module with a `pub(crate) fn experiment() -> Experiment`,
 //! and a line in [`registry`].
 
+pub mod buffer_sweep;
 pub mod decision_matrix;
+pub mod fairness;
 pub mod loss_sweep;
 pub mod plot;
 pub mod report;
+pub mod stats;
+pub mod tcp_tuning;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -58,7 +62,13 @@ pub struct Experiment {
 
 /// Every experiment, in report order.
 pub fn registry() -> Vec<Experiment> {
-    vec![decision_matrix::experiment(), loss_sweep::experiment()]
+    vec![
+        decision_matrix::experiment(),
+        buffer_sweep::experiment(),
+        tcp_tuning::experiment(),
+        fairness::experiment(),
+        loss_sweep::experiment(),
+    ]
 }
 
 /// The experiment named `name`.

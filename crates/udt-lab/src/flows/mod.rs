@@ -34,6 +34,7 @@ mod libudt;
 mod perf;
 mod process;
 pub mod tuned;
+mod udp;
 
 use std::fmt;
 use std::time::Duration;
@@ -64,6 +65,9 @@ pub enum Implementation {
         /// The kernel congestion control.
         cc: TcpCc,
     },
+    /// Raw UDP paced at the link rate, no congestion control ([`probe::blast`](crate::probe::blast)):
+    /// the ceiling of any protocol. Runs alone, for a duration; CPU is not measured.
+    UdpBlast,
 }
 
 /// Kernel TCP congestion controls the experiments compare.
@@ -97,6 +101,7 @@ impl Implementation {
         match self {
             Self::Ours { .. } | Self::Libudt => "UDT",
             Self::Tcp { .. } => "TCP",
+            Self::UdpBlast => "UDP",
         }
     }
 
@@ -112,6 +117,7 @@ impl Implementation {
             Self::Ours { cc } => format!("ours ({cc})"),
             Self::Libudt => "libudt 4.11".to_owned(),
             Self::Tcp { cc } => format!("kernel TCP {}", cc.name()),
+            Self::UdpBlast => "raw UDP blast".to_owned(),
         }
     }
 
@@ -311,6 +317,13 @@ pub fn run_flows(
     flows: &[FlowSpec],
     options: &RunOptions,
 ) -> anyhow::Result<Vec<anyhow::Result<FlowResult>>> {
+    if flows
+        .iter()
+        .any(|f| f.implementation == Implementation::UdpBlast)
+    {
+        anyhow::ensure!(flows.len() == 1, "a UDP blast runs alone on the link");
+        return Ok(vec![udp::run(lab, &flows[0], options.warmup)]);
+    }
     tuned::apply_tcp_limits(lab, flows)?;
     process::run_set(lab, flows, options)
 }

@@ -91,7 +91,9 @@ pub(super) fn client(
     match &spec.implementation {
         Implementation::Ours { cc } => cmd.args(["--proto", "udt", "--cc", cc]),
         Implementation::Tcp { cc } => cmd.args(["--proto", "tcp", "--cc", cc.name()]),
-        Implementation::Libudt => unreachable!("libudt flows run the interop peers"),
+        Implementation::Libudt | Implementation::UdpBlast => {
+            unreachable!("libudt flows run the interop peers, UDP blasts run in the lab process")
+        }
     };
     match spec.limit {
         FlowLimit::Duration(d) => cmd.args(["-t", &format!("{:.3}", d.as_secs_f64())]),
