@@ -67,7 +67,8 @@ const PLATEAU_GROWTH: f64 = 1.25;
 const PLATEAU_ROUNDS: u32 = 3;
 /// Fewest losses in a round that can count as heavy (so one loss in a tiny round does not).
 const MIN_HEAVY_LOSSES: u64 = 4;
-/// How far a delivery-rate sample may exceed the receiver's reported arrival rate.
+/// How far a delivery-rate sample may exceed the highest arrival rate the receiver reported
+/// over the last two rounds.
 const ARRIVAL_SLACK: f64 = 1.1;
 /// Shortest time between two congestion back-offs.
 const BACKOFF_SPACING: Duration = Duration::from_millis(200);
@@ -224,6 +225,10 @@ pub struct ModelBased {
     highest_lost: Option<SeqNumber>,
     last_loss_round: Option<u64>,
     last_backoff: Option<(u64, Instant)>,
+    /// The highest arrival rate the receiver reported in this round and the previous one
+    /// (packets per second), which caps delivery-rate samples.
+    arrival_max: f64,
+    prev_arrival_max: f64,
     // Outputs.
     pacing_gain: f64,
     cwnd_pkts: f64,
@@ -265,6 +270,8 @@ impl ModelBased {
             highest_lost: None,
             last_loss_round: None,
             last_backoff: None,
+            arrival_max: 0.0,
+            prev_arrival_max: 0.0,
             pacing_gain: STARTUP_GAIN,
             cwnd_pkts: config.initial_window_pkts,
             config,
@@ -345,6 +352,8 @@ impl ModelBased {
             self.last_loss_round = Some(self.round);
         }
         self.prev_round_sent = self.sent_in_round;
+        self.prev_arrival_max = self.arrival_max;
+        self.arrival_max = 0.0;
         self.sent_in_round = 0;
         self.lost_in_round = 0;
         if !self.filled {
@@ -494,6 +503,7 @@ impl ModelBased {
     /// Feed the sampler the receiver's front and fold its samples into the model; returns
     /// the packets newly delivered.
     fn absorb(&mut self, now: Instant, front: SeqNumber, recv_rate_pkts: u32) -> u64 {
+        self.arrival_max = self.arrival_max.max(f64::from(recv_rate_pkts));
         let sample = self
             .sampler
             .on_progress(now, front, self.min_rtt() / 2, self.lost_total);
@@ -513,13 +523,20 @@ impl ModelBased {
         sample.newly_acked
     }
 
-    /// Once the pipe is full, a delivery-rate sample may not exceed the receiver's own
-    /// arrival-rate report by more than [`ARRIVAL_SLACK`]: cumulative ACKs jump when a hole is
-    /// repaired, and a sample that catches such a jump during a 1.25 probe would otherwise
+    /// Once the pipe is full, a delivery-rate sample may not exceed the receiver's
+    /// arrival-rate reports by more than [`ARRIVAL_SLACK`]: cumulative ACKs jump when a hole
+    /// is repaired, and a sample that catches such a jump during a 1.25 probe would otherwise
     /// ratchet the estimate up. (In startup the smoothed report lags the doubling rate, and
     /// 16 is its initial value, i.e. "no report yet".)
+    ///
+    /// The cap is the highest report of this round and the previous one, not the latest:
+    /// the sender smooths the reports by 1/8 per ACK, so with prompt ACKs (one every
+    /// millisecond or so) the latest spans only ~8 ms and follows the gain cycle's 0.75
+    /// phase and each back-off down. Capping at it held every sample to the flow's current
+    /// low, so a flow that fell behind could not measure its way back (4 flows on a shared
+    /// bottleneck: Jain 0.85 instead of 0.96).
     fn cap_by_arrival_rate(&self, rate: f64, recv_rate_pkts: u32) -> f64 {
-        let arrival = f64::from(recv_rate_pkts);
+        let arrival = self.arrival_max.max(self.prev_arrival_max);
         let rate = rate.min(MAX_BW_PKTS);
         if self.filled && recv_rate_pkts > 16 {
             rate.min(arrival * ARRIVAL_SLACK)

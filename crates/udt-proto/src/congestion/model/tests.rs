@@ -1,5 +1,5 @@
 //! Unit tests of the model controller: the filters, startup on a synthetic path, the loss
-//! rules, and an operation-model property test (style habit 5): random sequences of sent /
+//! rules, the arrival-rate cap, and an operation-model property test (style habit 5): random sequences of sent /
 //! ACK / NAK / timeout / time steps, checking after each that the window stays at or above
 //! the minimum (4) and the period stays positive and finite.
 
@@ -195,6 +195,36 @@ fn probe_rtt_holds_the_minimum_window_then_restores() {
         model.window_pkts() > 100.0,
         "window {}",
         model.window_pkts()
+    );
+}
+
+/// The arrival-rate cap follows the highest report of the last two rounds, not the latest:
+/// with prompt ACKs the latest report follows a flow's momentary low.
+#[test]
+fn arrival_cap_remembers_the_highest_report_of_two_rounds() {
+    let mut model = ModelBased {
+        filled: true,
+        ..ModelBased::default()
+    };
+    let now = Instant::ZERO;
+    let isn = model.sampler.front();
+    model.absorb(now, isn, 5_000);
+    model.absorb(now, isn, 2_000);
+    let capped = model.cap_by_arrival_rate(9_000.0, 2_000);
+    assert!((capped - 5_500.0).abs() < 1e-6, "capped {capped}");
+    model.end_round(now);
+    model.absorb(now, isn, 2_000);
+    let capped = model.cap_by_arrival_rate(9_000.0, 2_000);
+    assert!(
+        (capped - 5_500.0).abs() < 1e-6,
+        "previous round still counts: {capped}"
+    );
+    model.end_round(now);
+    model.absorb(now, isn, 2_000);
+    let capped = model.cap_by_arrival_rate(9_000.0, 2_000);
+    assert!(
+        (capped - 2_200.0).abs() < 1e-6,
+        "two rounds on, forgotten: {capped}"
     );
 }
 
