@@ -1,4 +1,4 @@
-//! [`Buffers::Tuned`](super::Buffers::Tuned): buffer sizes from the link's bandwidth-delay
+//! The sizes behind [`Buffers::Tuned`], from the link's bandwidth-delay
 //! product, the way a careful operator would set them.
 //!
 //! - UDT (ours and libudt): UDT_SNDBUF and UDT_RCVBUF of at least two BDPs (never below

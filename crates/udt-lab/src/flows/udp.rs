@@ -1,6 +1,6 @@
 //! [`Implementation::UdpBlast`](super::Implementation::UdpBlast): raw UDP at the link rate,
 //! no congestion control, the ceiling any protocol could reach on the emulated link. Runs
-//! [`probe::blast`](crate::probe::blast) (b sends to a, like every flow) for the flow's
+//! [`probe::blast`] (b sends to a, like every flow) for the flow's
 //! duration and reports it as a [`FlowResult`]: payload counted, the warm-up left out of
 //! the steady rate, losses as the datagrams that never arrived.
 
