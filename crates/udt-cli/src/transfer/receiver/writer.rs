@@ -1,5 +1,5 @@
-//! The write-behind thread: writes and hashes file data, verifies the digest, and renames
-//! each file into place.
+//! The write-behind thread: writes file data, and renames each file into place once the
+//! network side (which hashes the data as it arrives) found its digest right.
 //!
 //! Files are not `fsync`ed: like `cp` and `scp`, a completed transfer is as durable as the
 //! page cache; the digest check protects against the network, not against power loss.
@@ -13,21 +13,18 @@ use std::sync::mpsc::{Receiver, Sender};
 use super::{Placement, ReceiveOptions};
 use crate::transfer::error::{ErrorCode, Result, TransferError};
 use crate::transfer::manifest::Entry;
-use crate::transfer::protocol::{DataBuf, Digest};
-use crate::transfer::resume::{part_path, Prefix};
+use crate::transfer::protocol::DataBuf;
+use crate::transfer::resume::part_path;
 use crate::transfer::Observer;
 
 /// Work for the writer, in order.
 pub(super) enum Job {
-    /// Open entry `index`'s partial file (continuing `prefix` if given).
-    Start {
-        index: usize,
-        prefix: Option<Box<Prefix>>,
-    },
+    /// Open entry `index`'s partial file (continuing its first `resume` bytes if given).
+    Start { index: usize, resume: Option<u64> },
     /// The next bytes of the open file.
     Data(DataBuf),
-    /// The open file is complete; the sender's digest.
-    End { digest: Digest },
+    /// The open file is complete; whether its digest matched the sender's.
+    End { intact: bool },
 }
 
 /// The writer's state.
@@ -44,7 +41,6 @@ struct OpenFile {
     target: PathBuf,
     part: PathBuf,
     file: File,
-    hasher: blake3::Hasher,
 }
 
 impl<'a> Writer<'a> {
@@ -81,7 +77,7 @@ impl<'a> Writer<'a> {
     ) -> Result<()> {
         for job in jobs {
             match job {
-                Job::Start { index, prefix } => *open = Some(self.open(index, prefix)?),
+                Job::Start { index, resume } => *open = Some(self.open(index, resume)?),
                 Job::Data(buf) => {
                     let Some(f) = open.as_mut() else {
                         return Err(TransferError::protocol("data outside a file"));
@@ -89,14 +85,13 @@ impl<'a> Writer<'a> {
                     f.file
                         .write_all(buf.payload())
                         .map_err(|e| TransferError::io(self.shown(f.index), &e))?;
-                    f.hasher.update(buf.payload());
                     let _ = free.send(buf); // the network side may have stopped
                 }
-                Job::End { digest } => {
+                Job::End { intact } => {
                     let Some(f) = open.take() else {
                         return Err(TransferError::protocol("file end outside a file"));
                     };
-                    self.finish(f, &digest)?;
+                    self.finish(f, intact)?;
                 }
             }
         }
@@ -109,7 +104,7 @@ impl<'a> Writer<'a> {
             .map_or_else(String::new, |e| e.path.display())
     }
 
-    fn open(&self, index: usize, prefix: Option<Box<Prefix>>) -> Result<OpenFile> {
+    fn open(&self, index: usize, resume: Option<u64>) -> Result<OpenFile> {
         let entry = &self.entries[index]; // checked by the network side
         let target = self.placement.target(&entry.path);
         let part = part_path(&target);
@@ -118,32 +113,27 @@ impl<'a> Writer<'a> {
         options
             .write(true)
             .create(true)
-            .truncate(prefix.is_none())
+            .truncate(resume.is_none())
             .mode(0o600)
             .custom_flags(libc::O_NOFOLLOW);
         let mut file = options.open(&part).map_err(|e| io_err(&e))?;
-        let hasher = match prefix {
-            Some(p) => {
-                file.set_len(p.len).map_err(|e| io_err(&e))?;
-                file.seek(SeekFrom::Start(p.len)).map_err(|e| io_err(&e))?;
-                p.hasher
-            }
-            None => blake3::Hasher::new(),
-        };
+        if let Some(len) = resume {
+            file.set_len(len).map_err(|e| io_err(&e))?;
+            file.seek(SeekFrom::Start(len)).map_err(|e| io_err(&e))?;
+        }
         Ok(OpenFile {
             index,
             target,
             part,
             file,
-            hasher,
         })
     }
 
-    /// Verify, apply mode and mtime, rename into place.
-    fn finish(&self, f: OpenFile, digest: &Digest) -> Result<()> {
+    /// Check the digest verdict, apply mode and mtime, rename into place.
+    fn finish(&self, f: OpenFile, intact: bool) -> Result<()> {
         let entry = &self.entries[f.index];
         let shown = entry.path.display();
-        if f.hasher.finalize().as_bytes() != digest {
+        if !intact {
             let _ = fs::remove_file(&f.part);
             return Err(TransferError::new(
                 ErrorCode::DigestMismatch,
