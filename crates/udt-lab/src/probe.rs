@@ -106,7 +106,8 @@ fn send_paced(tx: &UdpSocket, spec: &BlastSpec) -> (u64, u64) {
             std::thread::sleep(Duration::from_micros(50));
             continue;
         }
-        for _ in 0..(allowed - sent).min(64) {
+        // Never past the count asked for: a late wake-up may allow more than remain.
+        for _ in 0..(allowed - sent).min(64).min(spec.packets - sent) {
             buf[..8].copy_from_slice(&sent.to_be_bytes());
             sent += 1;
             if tx.send(&buf).is_err() {
