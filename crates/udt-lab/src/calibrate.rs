@@ -229,19 +229,12 @@ fn measure_rate(
 
 /// CPU count, model and load average, so a reader can judge the figures.
 fn machine() -> String {
-    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("model name"))
-                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
-        })
-        .unwrap_or_else(|| "unknown CPU".to_owned());
-    let load = std::fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default();
-    format!("{cpus} CPUs ({model}), load average {load} at the end")
+    use crate::experiment::report;
+    format!(
+        "{}, load average {} at the end",
+        report::machine(),
+        report::load_average()
+    )
 }
 
 #[cfg(test)]
