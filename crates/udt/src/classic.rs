@@ -20,6 +20,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::ToSocketAddrs;
 use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
 
 use crate::UdtStream;
 
@@ -29,6 +30,9 @@ pub const MAX_NAME_BYTES: usize = 1023;
 /// The size a server sends for a file it will not or cannot serve (the sample's `tellg()`
 /// of a file that failed to open).
 const NO_SUCH_FILE: i64 = -1;
+
+/// How long a refusal may wait for its acknowledgement when closing (see `serve_one`).
+const REFUSAL_LINGER: Duration = Duration::from_secs(1);
 
 /// Copy buffer for file data (large: each `write` call costs a lock round on the connection).
 const CHUNK_BYTES: usize = 1 << 20;
@@ -130,7 +134,12 @@ pub fn serve_one(mut stream: UdtStream, root: &Path) -> io::Result<Served> {
         Ok(found) => found,
         Err(reason) => {
             stream.write_all(&NO_SUCH_FILE.to_ne_bytes())?;
-            stream.close()?;
+            // 4.11's `recvfile` exits right after reading −1, without `UDT::close`, and
+            // libudt can hand the 8 bytes to its application before their ACK leaves. So
+            // the answer may never be acknowledged nor the connection closed: linger briefly
+            // and treat how the close ended as no failure of serving.
+            stream.set_linger(Some(REFUSAL_LINGER));
+            let _ = stream.close();
             return Ok(Served::Refused {
                 name: display,
                 reason,
