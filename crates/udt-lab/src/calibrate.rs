@@ -31,7 +31,8 @@ pub struct CalibrationRow {
     pub measured_bps: f64,
     /// Lowest rate the blast sender achieved over the runs, bit/s.
     pub offered_bps: f64,
-    /// Median idle RTT.
+    /// Median idle RTT through the emulator ([`probe::echo_rtts`]: kernel-stamped, the
+    /// echo's turnaround left out).
     pub idle_rtt: Duration,
     /// Median over runs of the mean lateness of forwarded packets (both directions).
     pub mean_late: Duration,
@@ -95,7 +96,9 @@ impl Calibration {
         let _ = writeln!(md, "Machine: {}.\n", machine());
         let _ = writeln!(
             md,
-            "Each rate: a fresh lab at RTT {:?}, 20 idle UDP pings, then {} run(s) of a {:?} UDP \
+            "Each rate: a fresh lab at RTT {:?}, 20 idle UDP pings (the idle RTT is the median, \
+             timed by the kernel's receive stamps less the echo's turnaround: the emulated path \
+             without the probes' wake-ups), then {} run(s) of a {:?} UDP \
              blast of 1500-byte packets at {:.0}% of the rate from b to a; the rate is counted at \
              the receiver after a 300 ms warmup. Medians over runs. Lateness is how long after \
              its scheduled time the forwarder wrote a packet; forwarder CPU is the busy direction's \

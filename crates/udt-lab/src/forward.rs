@@ -11,13 +11,17 @@
 //! forwarder for milliseconds, the emulated transmitter idles meanwhile (it only sees packets
 //! once read) and 1 Gbit/s measured 0.87 of the setting.
 //!
-//! **Spinning:** `ppoll` wakes 40-80 µs late on a VM, so on a lightly loaded link the thread
-//! spins the last stretch before a deadline instead of sleeping it: twice the recent average
-//! oversleep, within `SPIN_MIN`..`SPIN_MAX`. That keeps the idle RTT within ~0.2 ms of the
-//! setting. On a busy link (more than `SPIN_BELOW_PACKETS` per 10 ms) it does not spin:
-//! there the thread is working most of the time anyway, and spinning under `SCHED_FIFO` burns
-//! CPU that the kernel's real-time throttling (95% of a CPU) takes back as 50 ms stalls,
-//! which cost 3.5% of the rate.
+//! **Spinning:** `ppoll` wakes 50-100 µs late on this VM (more under load), so on a lightly
+//! loaded link the thread spins the last stretch before a deadline instead of sleeping it:
+//! twice the recent average oversleep, within `SPIN_MIN`..`SPIN_MAX`. It spins only when a
+//! delivery is that close, never while the link is empty, and the spin loop keeps reading the
+//! source so arrivals are not held up. Spinning is bounded twice over: at most `SPIN_BUDGET`
+//! of each 10 ms (10% of a core), and not at all on a busy link (more than
+//! `SPIN_BELOW_PACKETS` per 10 ms): there the thread is working most of the time anyway, and
+//! spinning under `SCHED_FIFO` burns CPU that the kernel's real-time throttling (95% of a CPU)
+//! takes back as 50 ms stalls, which cost 3.5% of the rate. On an idle link, packets are then
+//! written within a few µs of their time even on a busy machine (a margin capped at 50 µs
+//! left a mean lateness of 20-40 µs per direction).
 //!
 //! Buffers come from a per-thread pool and go back to it when delivered or dropped
 //! ([`Link::offer`] hands dropped ones back), so the steady state allocates nothing per packet.
@@ -41,8 +45,14 @@ const BATCH: usize = 64;
 /// Least spin margin before a deadline.
 const SPIN_MIN: Duration = Duration::from_micros(5);
 
-/// Most spin margin before a deadline.
-const SPIN_MAX: Duration = Duration::from_micros(50);
+/// Most spin margin before a deadline: covers the oversleep of a loaded VM.
+const SPIN_MAX: Duration = Duration::from_micros(300);
+
+/// The oversleep assumed until measured: a typical figure on a VM.
+const INITIAL_OVERSLEEP: Duration = Duration::from_micros(50);
+
+/// Most spinning per stats period ([`STATS_EVERY`]): 10% of a core.
+const SPIN_BUDGET: Duration = Duration::from_millis(1);
 
 /// Spinning stops when more packets than this were delivered in the last stats period
 /// ([`STATS_EVERY`]): 100 per 10 ms is 10k packets/s, 120 Mbit/s of full-size packets.
@@ -77,6 +87,8 @@ pub struct DirectionStats {
     pub cpu: Duration,
     /// How late `ppoll` wakes up after its timeout, on average: the sleep precision here.
     pub oversleep: Duration,
+    /// Time spent spinning before deliveries instead of sleeping (part of `cpu`).
+    pub spin: Duration,
 }
 
 impl DirectionStats {
@@ -117,8 +129,10 @@ impl Forwarder {
                 epoch,
                 buf_len: mtu as usize + 64,
                 pool: Vec::new(),
-                oversleep_ns: SPIN_MIN.as_nanos() as u64,
+                oversleep_ns: INITIAL_OVERSLEEP.as_nanos() as u64,
                 spin_max: SPIN_MAX,
+                spin_since: None,
+                spun: Duration::ZERO,
                 stats: DirectionStats::default(),
                 shared: Arc::clone(&stats[i]),
             };
@@ -163,6 +177,10 @@ struct Direction {
     pool: Vec<Vec<u8>>,
     /// Upper bound of the spin margin now: [`SPIN_MAX`] on a lightly loaded link, else zero.
     spin_max: Duration,
+    /// When the current spin began (link time), if spinning.
+    spin_since: Option<Duration>,
+    /// Spinning in this stats period, closed spins only.
+    spun: Duration,
     /// Average oversleep of `ppoll` timeouts, in nanoseconds (exponential, weight 1/16).
     oversleep_ns: u64,
     stats: DirectionStats,
@@ -173,7 +191,7 @@ impl Direction {
     fn run(&mut self, stop: &AtomicBool) {
         set_timer_slack_ns(1);
         if realtime_wanted() {
-            set_realtime();
+            set_realtime(FORWARDER_PRIORITY);
         }
         let mut published = Duration::ZERO;
         let mut delivered_then = 0;
@@ -181,8 +199,13 @@ impl Direction {
             let delivered = self.deliver_due();
             let read = self.read_batch();
             let now = self.epoch.elapsed();
+            if delivered > 0 || read > 0 {
+                self.end_spin(now);
+            }
             if now.saturating_sub(published) >= STATS_EVERY {
+                self.end_spin(now);
                 self.publish();
+                self.spun = Duration::ZERO;
                 published = now;
                 // Spin only while the link is lightly loaded; see the module doc.
                 let recent = self.stats.link.delivered - delivered_then;
@@ -252,18 +275,31 @@ impl Direction {
     }
 
     /// Nothing to do: sleep until the next delivery (less the spin margin) or a packet
-    /// arrives. Close to a deadline, return at once and let the loop spin.
+    /// arrives. Close to a deadline, return at once and let the loop spin (it keeps reading
+    /// the source meanwhile), while the spin budget lasts.
     fn idle(&mut self, now: Duration) {
         let until = self
             .link
             .next_deadline()
             .map_or(MAX_SLEEP, |t| t.saturating_sub(now))
             .min(MAX_SLEEP);
-        let margin = Duration::from_nanos(2 * self.oversleep_ns)
-            .max(SPIN_MIN)
-            .min(self.spin_max);
+        let spinning = self
+            .spin_since
+            .map_or(Duration::ZERO, |t| now.saturating_sub(t));
+        let margin = if self.spun + spinning < SPIN_BUDGET {
+            Duration::from_nanos(2 * self.oversleep_ns)
+                .max(SPIN_MIN)
+                .min(self.spin_max)
+        } else {
+            Duration::ZERO
+        };
         if until <= margin {
+            self.spin_since.get_or_insert(now);
             std::hint::spin_loop();
+            return;
+        }
+        self.end_spin(now);
+        if until.is_zero() {
             return;
         }
         let timeout = until - margin;
@@ -272,6 +308,15 @@ impl Direction {
             let over = start.elapsed().saturating_sub(timeout).as_nanos();
             let over = u64::try_from(over).unwrap_or(u64::MAX).min(1_000_000);
             self.oversleep_ns = (self.oversleep_ns * 15 + over) / 16;
+        }
+    }
+
+    /// Closes the current spin, if any, into the period's and the total spin time.
+    fn end_spin(&mut self, now: Duration) {
+        if let Some(since) = self.spin_since.take() {
+            let spun = now.saturating_sub(since);
+            self.spun += spun;
+            self.stats.spin += spun;
         }
     }
 
@@ -296,14 +341,21 @@ fn realtime_wanted() -> bool {
     std::env::var_os("UDT_LAB_REALTIME").is_none_or(|v| v != "0")
 }
 
-/// Puts the calling thread in `SCHED_FIFO` at a low real-time priority, so builds and other
+/// The forwarder's `SCHED_FIFO` priority: low, and above the probes'
+/// ([`probe::echo`](crate::probe::echo)), so that a probe's send wakes the forwarder at once
+/// instead of waiting for the probe to block.
+pub(crate) const FORWARDER_PRIORITY: i32 = 10;
+
+/// Puts the calling thread in `SCHED_FIFO` at a low real-time `priority`, so builds and other
 /// busy processes on the machine do not preempt the forwarder for milliseconds at a time:
 /// a stalled forwarder leaves the emulated transmitter idle (it sees packets only when it
 /// reads them), and then reads a burst that overflows the queue. The thread sleeps whenever
 /// it is idle, and the kernel's real-time throttling (95% of a CPU by default) bounds it
 /// anyway. Failure (no `CAP_SYS_NICE`) leaves the normal policy.
-pub(crate) fn set_realtime() {
-    let param = libc::sched_param { sched_priority: 10 };
+pub(crate) fn set_realtime(priority: i32) {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
     // SAFETY: pid 0 is the calling thread; `param` is a valid sched_param.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
 }

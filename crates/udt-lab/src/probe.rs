@@ -1,5 +1,5 @@
-//! Measuring the emulator from inside the namespaces: a UDP echo for the RTT and a paced UDP
-//! blast for rate and loss. Used by the tests in `tests/` and by [`calibrate`](crate::calibrate).
+//! Measuring the emulator from inside the namespaces: a UDP echo for the RTT ([`echo`]) and a
+//! paced UDP blast for rate and loss. Used by the tests in `tests/` and by [`calibrate`](crate::calibrate).
 //!
 //! The probes run as threads of the calling process, with sockets opened inside the namespaces
 //! ([`Namespace::run`](crate::Namespace::run)), so they need no external tools. Rates are wire
@@ -10,9 +10,11 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-
 use crate::Lab;
+
+pub mod echo;
+
+pub use echo::{echo_samples, EchoSample};
 
 /// IPv4 (20) and UDP (8) header bytes around a datagram's payload.
 pub const UDP_OVERHEAD: usize = 28;
@@ -164,52 +166,13 @@ fn receive(rx: &UdpSocket, spec: &BlastSpec, done: &AtomicBool, linger: Duration
 }
 
 /// Sends `count` small datagrams from b to an echo in a, one every `gap`, and returns each
-/// round-trip time (lost ones are left out).
+/// round-trip time through the emulator (lost ones are left out): [`EchoSample::rtt`], which
+/// leaves out this host's wake-up delays (see [`echo`]).
 pub fn echo_rtts(lab: &Lab, count: usize, gap: Duration) -> anyhow::Result<Vec<Duration>> {
-    let server = lab.a().run(|| UdpSocket::bind((lab.a().addr(), 0)))??;
-    let client = lab.b().run(|| UdpSocket::bind((lab.b().addr(), 0)))??;
-    server.set_read_timeout(Some(Duration::from_millis(20)))?;
-    let timeout = lab.params().rtt * 2 + Duration::from_millis(500);
-    client.set_read_timeout(Some(timeout))?;
-    client.connect(server.local_addr()?)?;
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        s.spawn(|| echo(&server, &stop));
-        let rtts = s.spawn(|| ping(&client, count, gap)).join();
-        stop.store(true, Ordering::Relaxed);
-        rtts.map_err(|_| anyhow::anyhow!("pinger panicked"))?
-    })
-}
-
-/// The echo and the pinger run in `SCHED_FIFO` (when allowed) so that on a busy machine their
-/// wake-up latency, which is not the emulator's, stays out of the RTT.
-fn echo(server: &UdpSocket, stop: &AtomicBool) {
-    crate::forward::set_realtime();
-    let mut buf = [0u8; 64];
-    while !stop.load(Ordering::Relaxed) {
-        if let Ok((n, from)) = server.recv_from(&mut buf) {
-            let _ = server.send_to(&buf[..n], from);
-        }
-    }
-}
-
-fn ping(client: &UdpSocket, count: usize, gap: Duration) -> anyhow::Result<Vec<Duration>> {
-    crate::forward::set_realtime();
-    let mut rtts = Vec::with_capacity(count);
-    let mut buf = [0u8; 64];
-    for i in 0..count as u64 {
-        let start = Instant::now();
-        client.send(&i.to_be_bytes()).context("sending a ping")?;
-        // Skip stale replies to earlier (timed-out) pings.
-        while let Ok(n) = client.recv(&mut buf) {
-            if n == 8 && buf[..8] == i.to_be_bytes() {
-                rtts.push(start.elapsed());
-                break;
-            }
-        }
-        std::thread::sleep(gap);
-    }
-    Ok(rtts)
+    Ok(echo_samples(lab, count, gap)?
+        .into_iter()
+        .map(|s| s.rtt)
+        .collect())
 }
 
 /// Sets both socket buffers to `bytes`, past `rmem_max`/`wmem_max` (read-only in a new

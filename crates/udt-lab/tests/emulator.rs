@@ -27,32 +27,37 @@ fn with_root(name: &str, test: impl FnOnce()) {
     test();
 }
 
-// Ignored in CI: inside `cargo test --workspace` on the 2-vCPU VM the medians came out
-// +0.6-0.8 ms (forwarder oversleep 80-140 µs per direction plus wake-ups) while the same test
-// alone passes at +0.2-0.3 ms; the calibration report (`udt lab calibrate`) records the idle
-// RTT for every run. Run it with `cargo test -p udt-lab --test emulator -- --include-ignored`.
+// The RTT is the emulated path's, from kernel receive timestamps less the echo's turnaround
+// (`probe::echo`): the probes' own wake-ups, 0.1-0.4 ms on this VM under load, are the host's,
+// not the emulator's. What is left above the setting (~0.15-0.25 ms here, alone or beside a
+// build) is the send path into the TUN device and the forwarder's wake-up to read it, twice.
 #[test]
-#[ignore = "timing-sensitive on a shared 2-vCPU machine; see the comment above"]
 fn idle_rtt_is_the_setting_within_half_a_millisecond() {
     with_root("idle_rtt", || {
         let rtt = Duration::from_millis(20);
         let lab = Lab::start(LinkParams::new(100 * MBIT, rtt)).unwrap();
-        // The bound is tight for a 2-vCPU VM (the forwarder's lateness plus the VM's wake-up
-        // delays use ~0.2-0.3 ms of it), so a burst of host scheduling noise can push one
-        // median over. Up to three rounds of 40 pings: an emulator that really adds delay
-        // fails all three; the RTT may never be below the setting in any round.
+        // A burst of host scheduling noise could still push one median over, so up to three
+        // rounds of 40 pings: an emulator that really adds delay fails all three; the RTT may
+        // never be below the setting in any round.
         let mut medians = Vec::new();
         for _ in 0..3 {
-            let rtts = probe::echo_rtts(&lab, 40, Duration::from_millis(5)).unwrap();
-            assert_eq!(rtts.len(), 40, "pings lost on a lossless link");
-            let median = probe::median(&rtts);
+            let samples = probe::echo_samples(&lab, 40, Duration::from_millis(5)).unwrap();
+            assert_eq!(samples.len(), 40, "pings lost on a lossless link");
+            let pick = |f: fn(&probe::EchoSample) -> Duration| {
+                probe::median(&samples.iter().map(f).collect::<Vec<_>>())
+            };
+            let median = pick(|s| s.rtt);
             let [ab, ba] = lab.stats();
             eprintln!(
-                "idle RTT: median {median:?} (set {rtt:?}); forwarder mean late {:?}/{:?}, oversleep {:?}/{:?}",
+                "idle RTT: median {median:?} (set {rtt:?}; user-space ping {:?}, echo turnaround {:?}); forwarder mean late {:?}/{:?}, oversleep {:?}/{:?}, spin {:?}/{:?}",
+                pick(|s| s.user_rtt),
+                pick(|s| s.turnaround),
                 ab.mean_late(),
                 ba.mean_late(),
                 ab.oversleep,
-                ba.oversleep
+                ba.oversleep,
+                ab.spin,
+                ba.spin
             );
             assert!(median >= rtt, "RTT {median:?} below the setting {rtt:?}");
             medians.push(median);
@@ -72,7 +77,14 @@ fn rate_is_the_setting_within_three_percent() {
         let spec = BlastSpec::for_duration(1472, rate * 12 / 10, Duration::from_secs(3));
         let report = probe::blast(&lab, &spec).unwrap();
         let ratio = report.wire_bps / rate as f64;
-        eprintln!("rate: {report:?}, ratio {ratio:.4}");
+        let ba = &lab.stats()[1];
+        eprintln!(
+            "rate: {report:?}, ratio {ratio:.4}; forwarder mean late {:?}, max late {:?}, cpu {:?}, spin {:?}",
+            ba.mean_late(),
+            ba.max_late,
+            ba.cpu,
+            ba.spin
+        );
         assert!(
             (ratio - 1.0).abs() <= 0.03,
             "measured {ratio:.4} of the rate"
