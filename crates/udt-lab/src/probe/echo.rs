@@ -17,9 +17,15 @@
 //! A user's `ping` counts it; [`EchoSample::user_rtt`] is that figure, both ends timed in user
 //! space, for comparison.
 //!
-//! Socket timestamps are on `CLOCK_REALTIME`. A sample whose realtime span disagrees with the
-//! monotonic one (the clock was stepped meanwhile) falls back to the user-space figure; every
-//! fallback errs high, never below the truth.
+//! Socket timestamps are on `CLOCK_REALTIME`. NTP slewing (at most 500 ppm) moves a 20 ms span
+//! by 10 µs at worst; a sample whose realtime span disagrees with the monotonic one (the clock
+//! was stepped meanwhile) falls back to the user-space figure. Every fallback errs high, never
+//! below the truth.
+//!
+//! Measured on the 2-vCPU VM (20 ms set, medians of 40 pings): 0.15-0.25 ms above the setting
+//! alone and beside a build with two busy loops, while the user-space figure read 0.19-0.43 ms
+//! above; the remainder is each direction's send into a TUN device and the forwarder's wake-up
+//! to read it, 50-100 µs each here.
 
 use std::io;
 use std::mem::{size_of, zeroed};
