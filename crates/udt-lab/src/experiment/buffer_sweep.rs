@@ -104,7 +104,10 @@ impl Variant {
 
 /// Ours with each of [`CONTROLLERS`].
 fn swept() -> Vec<Implementation> {
-    CONTROLLERS.iter().map(|cc| Implementation::ours(cc)).collect()
+    CONTROLLERS
+        .iter()
+        .map(|cc| Implementation::ours(cc))
+        .collect()
 }
 
 /// The bytes a UDT buffer of `bytes` holds, as whole packets (at least 32).
@@ -177,12 +180,7 @@ fn runs(variant: &Variant, rate_bps: u64) -> Vec<Run> {
         .collect()
 }
 
-fn run_for(
-    variant: &Variant,
-    implementation: &Implementation,
-    buffer: u64,
-    rate_bps: u64,
-) -> Run {
+fn run_for(variant: &Variant, implementation: &Implementation, buffer: u64, rate_bps: u64) -> Run {
     let predicted = predicted_seconds(variant.file_bytes, buffer, RTT, rate_bps);
     let timed = predicted > variant.budget.as_secs_f64();
     let limit = if timed {
@@ -433,8 +431,11 @@ fn time_plot(rows: &[Row], implementations: &[String]) -> Plot {
     }
 }
 
-/// `(buffer, file time, extrapolated)` of each row that moved data, in run order.
-fn file_times(rows: &[Row]) -> Vec<(u64, f64, bool)> {
+/// A buffer size, the file time with it (s), and whether that time was extrapolated.
+type FileTime = (u64, f64, bool);
+
+/// The [`FileTime`] of each row that moved data, in run order.
+fn file_times(rows: &[Row]) -> Vec<FileTime> {
     rows.iter()
         .filter_map(|row| {
             let buffer = row.params.get("buffer_bytes").copied()? as u64;
@@ -498,7 +499,7 @@ fn findings(implementation: &str, rows: &[Row]) -> Vec<String> {
 /// Controllers side by side: each one's best file time, and the buffers where they differ
 /// most (if by more than 10%).
 fn comparison(rows: &[Row], implementations: &[String]) -> Option<String> {
-    let sweeps: Vec<(&String, Vec<(u64, f64, bool)>)> = implementations
+    let sweeps: Vec<(&String, Vec<FileTime>)> = implementations
         .iter()
         .map(|i| (i, file_times(&of_implementation(rows, i))))
         .filter(|(_, t)| !t.is_empty())
@@ -571,48 +572,11 @@ mod tests {
         );
     }
 
-    /// A row of `implementation` that moved the file in `seconds` with `buffer`.
+    /// A row of `implementation` that moved the file (1 MB) in `seconds` with `buffer`.
     fn moved(implementation: &str, buffer: u64, seconds: f64) -> Row {
-        let spec = FlowSpec::timed(Implementation::ours("native"), Duration::from_secs(1));
-        let file = 1_000_000u64;
-        Row {
-            experiment: "buffer-sweep".to_owned(),
-            truth: super::super::Truth {
-                nominal_rate_bps: 1,
-                rate_bps: 1,
-                capped: false,
-                rtt_ms: 100.0,
-                loss: 0.0,
-                queue_bytes: 1,
-            },
-            run: String::new(),
-            params: BTreeMap::from([
-                ("buffer_bytes".to_owned(), buffer as f64),
-                ("file_bytes".to_owned(), file as f64),
-            ]),
-            flow: 0,
-            flows_in_run: 1,
-            protocol: "UDT".to_owned(),
-            implementation: implementation.to_owned(),
-            buffers: "explicit".to_owned(),
-            result: Some(crate::flows::FlowResult {
-                spec,
-                bytes: file,
-                seconds,
-                goodput_bps: file as f64 * 8.0 / seconds,
-                steady_goodput_bps: file as f64 * 8.0 / seconds,
-                series: vec![file],
-                interval_s: vec![seconds],
-                sender_cpu_s: 0.0,
-                receiver_cpu_s: 0.0,
-                rtt_ms: None,
-                retransmissions: 0,
-                losses: 0,
-                udt: None,
-                actual_buffers: BufferSizes::default(),
-            }),
-            error: None,
-        }
+        let params = [("buffer_bytes", buffer as f64), ("file_bytes", 1e6)];
+        let what = ("", "UDT", implementation);
+        super::super::testing::row(what, &params, (1_000_000, seconds), 1)
     }
 
     #[test]
@@ -642,12 +606,19 @@ mod tests {
         let files: Vec<&str> = s.plots.iter().map(|p| p.file.as_str()).collect();
         assert_eq!(
             files,
-            ["file-time.svg", "rate-series-native.svg", "rate-series-model.svg"]
+            [
+                "file-time.svg",
+                "rate-series-native.svg",
+                "rate-series-model.svg"
+            ]
         );
         assert_eq!(s.plots[0].series.len(), 2);
         assert!(s.findings.iter().any(|f| f.starts_with("ours (model): ")));
         let last = s.findings.last().unwrap();
-        assert!(last.contains("ours (native) 4.0 s (buffer 4 MiB)"), "{last}");
+        assert!(
+            last.contains("ours (native) 4.0 s (buffer 4 MiB)"),
+            "{last}"
+        );
         assert!(
             last.contains("at 4 MiB: ours (model) takes 0.50x the time"),
             "{last}"
