@@ -550,9 +550,8 @@ fn group_finding(figures: &[Fairness], tcp: &str, udt: &str) -> Option<String> {
     let mut parts = Vec::new();
     if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.tcp_kept())) {
         parts.push(format!(
-            "TCP keeps {:.0}%-{:.0}% of what the same TCP flows get alone",
-            100.0 * lo,
-            100.0 * hi
+            "TCP keeps {}% of what the same TCP flows get alone",
+            span(100.0 * lo, 100.0 * hi, 0)
         ));
     }
     if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.udt_over_fair_share)) {
@@ -564,7 +563,8 @@ fn group_finding(figures: &[Fairness], tcp: &str, udt: &str) -> Option<String> {
             "around an equal share"
         };
         parts.push(format!(
-            "a UDT flow takes {lo:.1}-{hi:.1} times an equal share of the link ({verdict})"
+            "a UDT flow takes {} times an equal share of the link ({verdict})",
+            span(lo, hi, 1)
         ));
     }
     if let Some((_, worst)) = range(group.iter().filter_map(|f| f.udt_cov)) {
@@ -578,10 +578,19 @@ fn group_finding(figures: &[Fairness], tcp: &str, udt: &str) -> Option<String> {
 fn utilisation_finding(figures: &[Fairness]) -> Option<String> {
     let (lo, hi) = range(figures.iter().map(|f| f.utilisation))?;
     Some(format!(
-        "Total utilisation {:.0}%-{:.0}% of the link (payload).",
-        100.0 * lo,
-        100.0 * hi
+        "Total utilisation {}% of the link (payload).",
+        span(100.0 * lo, 100.0 * hi, 0)
     ))
+}
+
+/// `lo-hi` with `digits` decimals, or one number when both print alike.
+fn span(lo: f64, hi: f64, digits: usize) -> String {
+    let (lo, hi) = (format!("{lo:.digits$}"), format!("{hi:.digits$}"));
+    if lo == hi {
+        lo
+    } else {
+        format!("{lo}-{hi}")
+    }
 }
 
 #[cfg(test)]
@@ -735,14 +744,18 @@ mod tests {
             .iter()
             .all(|l| l.points[0] == (0.0, 80.0 * 8.0 / 1e6)));
         assert_eq!(s.findings.len(), 4, "{:?}", s.findings);
-        assert!(
-            s.findings[0].starts_with("ours (native) beside kernel TCP cubic: TCP keeps 50%-50%")
-        );
+        assert!(s.findings[0].starts_with("ours (native) beside kernel TCP cubic: TCP keeps 50% "));
         assert!(
             s.findings[1].contains("gentler than TCP"),
             "{}",
             s.findings[1]
         );
+    }
+
+    #[test]
+    fn spans_collapse_when_equal() {
+        assert_eq!(span(55.6, 55.9, 0), "56");
+        assert_eq!(span(0.44, 1.26, 1), "0.4-1.3");
     }
 
     #[test]
