@@ -3,11 +3,17 @@
 //! across them); friendliness: the TCP flows' aggregate beside UDT against the same number of
 //! TCP flows alone; and the total utilisation.
 //!
+//! **Rows:** the UDT flows of a run are ours with one congestion controller ([`CONTROLLERS`]:
+//! native, then model, each over the same grid); the TCP flows are kernel TCP cubic (Linux's
+//! default) and, in the full variant, also bbr (a second background, fewer TCP counts). Each
+//! background has its own all-TCP baseline runs (UDT = 0), shared by both controllers.
+//!
 //! **Feasibility:** every flow is its own `udt perf` client and server (per-flow figures are
 //! needed; `-P` reports only the aggregate), so 50 TCP + 4 UDT flows are 108 processes on this
 //! 2-vCPU machine. At the 200 Mbit/s cap the aggregate packet rate is what costs, not the
-//! number of flows, so the full grid is TCP {10, 20, 50} × UDT {0, 1, 2, 4} (0: the all-TCP
-//! baseline), 8 s flows; quick is TCP {10} × UDT {0, 1, 2}, 4 s flows.
+//! number of flows, so the full grid is, with 8 s flows, cubic: TCP {10, 20, 50} × UDT {0, 1,
+//! 2, 4}, bbr: TCP {10, 50} × UDT {0, 1, 2, 4}, each UDT count with each controller (35 runs,
+//! about 6-7 minutes); quick is cubic TCP {10} × UDT {0, 2}, 4 s flows (3 runs).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -25,43 +31,111 @@ pub const NOMINAL_RATE_BPS: u64 = 1_000_000_000;
 /// The round-trip time of the bottleneck path.
 pub const RTT: Duration = Duration::from_millis(50);
 
-/// The kernel TCP the UDT flows compete with: Linux's default.
-pub const TCP_CC: TcpCc = TcpCc::Cubic;
+/// Our congestion controllers the UDT flows run, one per run: every one of
+/// `udt::SocketOptions::CONTROLLER_NAMES` but `fixed-rate` (which needs a rate).
+pub const CONTROLLERS: [&str; 2] = ["native", "model"];
+
+/// The TCP flows of a set of runs: a kernel congestion control and its flow counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Background {
+    /// The kernel congestion control of every TCP flow.
+    pub cc: TcpCc,
+    /// TCP flow counts.
+    pub flows: Vec<usize>,
+}
 
 /// The grid of one variant.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
-    /// TCP flow counts.
-    pub tcp: Vec<usize>,
-    /// UDT flow counts, 0 being the all-TCP baseline (run first for each TCP count).
+    /// The TCP backgrounds, in run order.
+    pub backgrounds: Vec<Background>,
+    /// UDT flow counts, 0 being the all-TCP baseline (run first for each TCP count, once).
     pub udt: Vec<usize>,
+    /// The UDT implementations, each run with every nonzero UDT count.
+    pub implementations: Vec<Implementation>,
 }
 
 impl Grid {
-    /// TCP {10, 20, 50} × UDT {0, 1, 2, 4}.
+    /// Cubic: TCP {10, 20, 50}, bbr: TCP {10, 50}; × UDT {0, 1, 2, 4} × each controller.
     pub fn full() -> Self {
         Self {
-            tcp: vec![10, 20, 50],
+            backgrounds: vec![
+                Background {
+                    cc: TcpCc::Cubic,
+                    flows: vec![10, 20, 50],
+                },
+                Background {
+                    cc: TcpCc::Bbr,
+                    flows: vec![10, 50],
+                },
+            ],
             udt: vec![0, 1, 2, 4],
+            implementations: controllers(),
         }
     }
 
-    /// TCP {10} × UDT {0, 1, 2}.
+    /// Cubic: TCP {10} × UDT {0, 2} × each controller.
     pub fn quick() -> Self {
         Self {
-            tcp: vec![10],
-            udt: vec![0, 1, 2],
+            backgrounds: vec![Background {
+                cc: TcpCc::Cubic,
+                flows: vec![10],
+            }],
+            udt: vec![0, 2],
+            implementations: controllers(),
         }
     }
+
+    /// The runs, in order: per background and TCP count, the baseline, then each UDT count
+    /// with each implementation back to back.
+    pub fn runs(&self, time: Duration) -> Vec<Run> {
+        let mut runs = Vec::new();
+        for background in &self.backgrounds {
+            let tcp = Implementation::Tcp { cc: background.cc };
+            for &t in &background.flows {
+                for &u in &self.udt {
+                    if u == 0 {
+                        runs.push(mix((&tcp, t), None, time));
+                    } else {
+                        runs.extend(
+                            self.implementations
+                                .iter()
+                                .map(|i| mix((&tcp, t), Some((i, u)), time)),
+                        );
+                    }
+                }
+            }
+        }
+        runs
+    }
+}
+
+/// Ours with each of [`CONTROLLERS`].
+fn controllers() -> Vec<Implementation> {
+    CONTROLLERS
+        .iter()
+        .map(|cc| Implementation::ours(cc))
+        .collect()
+}
+
+/// What a run mixed: the TCP and UDT implementations (labels) and flow counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mix {
+    /// The TCP flows' implementation (`kernel TCP cubic`).
+    pub tcp: String,
+    /// TCP flows asked for.
+    pub tcp_flows: usize,
+    /// The UDT flows' implementation (`ours (model)`); `None` in the all-TCP baseline.
+    pub udt: Option<String>,
+    /// UDT flows asked for.
+    pub udt_flows: usize,
 }
 
 /// What one run (a mix of UDT and TCP flows) comes to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fairness {
-    /// TCP flows asked for.
-    pub tcp_flows: usize,
-    /// UDT flows asked for.
-    pub udt_flows: usize,
+    /// What ran.
+    pub mix: Mix,
     /// Flows that failed (left out of every figure).
     pub failed: usize,
     /// Mean goodput per UDT flow, bit/s.
@@ -89,7 +163,7 @@ pub struct Fairness {
 impl Fairness {
     /// The figures of one run from its flows' goodputs (bit/s).
     pub fn new(
-        (tcp_flows, udt_flows): (usize, usize),
+        mix: Mix,
         udt: &[f64],
         tcp: &[f64],
         tcp_alone: Option<f64>,
@@ -99,12 +173,11 @@ impl Fairness {
         let tcp_aggregate: f64 = tcp.iter().sum();
         let total = total_bps.unwrap_or(tcp_aggregate + udt.iter().sum::<f64>());
         let udt_mean = stats::mean(udt);
-        let all = tcp_flows + udt_flows;
+        let all = mix.tcp_flows + mix.udt_flows;
         let fair_share = (all > 0).then(|| rate_bps / all as f64);
         Self {
-            tcp_flows,
-            udt_flows,
-            failed: (tcp_flows + udt_flows).saturating_sub(udt.len() + tcp.len()),
+            failed: all.saturating_sub(udt.len() + tcp.len()),
+            mix,
             udt_mean,
             udt_cov: two_or_more(stats::cov(udt)),
             udt_jain: two_or_more(stats::jain_index(udt)),
@@ -141,17 +214,22 @@ pub(crate) fn experiment() -> Experiment {
 }
 
 const DESCRIPTION: &str = "\
-Reproduces the Teraflows paper's fairness and friendliness runs: 1-4 UDT flows (ours, native \
-congestion control) start together with 10-50 kernel TCP cubic flows on one bottleneck \
-(1 Gbit/s nominal, run at the rate cap, 50 ms RTT, drop-tail queue of one BDP, default buffers). \
+Reproduces the Teraflows paper's fairness and friendliness runs: 1-4 UDT flows start together \
+with 10-50 kernel TCP flows on one bottleneck (1 Gbit/s nominal, run at the rate cap, 50 ms \
+RTT, drop-tail queue of one BDP, default buffers). The UDT flows of a run are all ours with one \
+congestion controller: native (UDT's own, as the paper ran it) or model (BBR-like), each over \
+the same grid, the two runs of one mix back to back. The TCP flows are cubic (Linux's default) \
+and, in the full variant, a second background of bbr; each background's all-TCP runs are the \
+baseline of both controllers. \
 **Fairness** is how evenly the UDT flows share: σ/μ of their goodputs (0 is even; population \
 σ) and Jain's index (1 is even). **Friendliness** is what TCP keeps: its aggregate beside UDT \
 over the aggregate of the same number of TCP flows alone (1: UDT took only spare capacity). \
 \"UDT / fair share\" compares the mean UDT flow with an equal split of the link among all \
 flows. Utilisation counts payload, so about 97% is full.\n\n\
 Feasibility on this 2-vCPU machine: each flow is its own pair of processes (per-flow figures \
-need them), up to 108 processes; the full grid is TCP {10, 20, 50} × UDT {0, 1, 2, 4} with 8 s \
-flows, the quick one TCP {10} × UDT {0, 1, 2} with 4 s flows.";
+need them), up to 108 processes; the full grid, 8 s flows, is cubic TCP {10, 20, 50} and bbr \
+TCP {10, 50}, each × UDT {0, 1, 2, 4} with each controller (35 runs); the quick one cubic TCP \
+{10} × UDT {0, 2} with each controller, 4 s flows (3 runs).";
 
 fn cells(settings: &Settings) -> Vec<Cell> {
     let grid = if settings.quick {
@@ -160,36 +238,42 @@ fn cells(settings: &Settings) -> Vec<Cell> {
         Grid::full()
     };
     let time = flow_time(settings, Duration::from_secs(4), Duration::from_secs(8));
-    let runs = grid
-        .tcp
-        .iter()
-        .flat_map(|&t| grid.udt.iter().map(move |&u| mix(t, u, time)))
-        .collect();
     vec![Cell {
         link: LinkParams::new(NOMINAL_RATE_BPS, RTT),
-        runs,
+        runs: grid.runs(time),
     }]
 }
 
-fn mix(tcp: usize, udt: usize, time: Duration) -> Run {
-    let mut flows: Vec<FlowSpec> = (0..udt)
-        .map(|_| FlowSpec::timed(Implementation::ours("native"), time))
+/// `tcp` flows of a TCP implementation and, unless the baseline, `udt` flows of a UDT one.
+fn mix(
+    (tcp, tcp_flows): (&Implementation, usize),
+    udt: Option<(&Implementation, usize)>,
+    time: Duration,
+) -> Run {
+    let udt_flows = udt.map_or(0, |(_, n)| n);
+    let mut flows: Vec<FlowSpec> = udt
+        .into_iter()
+        .flat_map(|(i, n)| (0..n).map(move |_| FlowSpec::timed(i.clone(), time)))
         .collect();
-    flows.extend((0..tcp).map(|_| FlowSpec::timed(Implementation::Tcp { cc: TCP_CC }, time)));
+    flows.extend((0..tcp_flows).map(|_| FlowSpec::timed(tcp.clone(), time)));
+    let label = match udt {
+        Some((i, n)) => format!("{n} × {i} + {tcp_flows} × {tcp}"),
+        None => format!("{tcp_flows} × {tcp}"),
+    };
     Run {
-        label: format!("{udt} UDT + {tcp} TCP"),
+        label,
         flows,
         params: BTreeMap::from([
-            ("tcp_flows".to_owned(), tcp as f64),
-            ("udt_flows".to_owned(), udt as f64),
+            ("tcp_flows".to_owned(), tcp_flows as f64),
+            ("udt_flows".to_owned(), udt_flows as f64),
         ]),
     }
 }
 
 /// The goodputs of one run's flows, by protocol.
 struct Goodputs {
-    tcp_flows: usize,
-    udt_flows: usize,
+    run: String,
+    mix: Mix,
     rate_bps: f64,
     udt: Vec<f64>,
     tcp: Vec<f64>,
@@ -197,52 +281,73 @@ struct Goodputs {
     series: Vec<Vec<f64>>,
 }
 
-/// The figures of every run, in row order, each with its TCP-alone baseline.
-pub fn analyse(rows: &[Row]) -> Vec<Fairness> {
-    let mut runs: Vec<Goodputs> = Vec::new();
-    for row in rows {
+impl Goodputs {
+    fn new(row: &Row) -> Self {
         let count = |k: &str| row.params.get(k).copied().unwrap_or(0.0) as usize;
-        let key = (count("tcp_flows"), count("udt_flows"));
-        let i = match runs.iter().position(|r| (r.tcp_flows, r.udt_flows) == key) {
-            Some(i) => i,
-            None => {
-                runs.push(Goodputs {
-                    tcp_flows: key.0,
-                    udt_flows: key.1,
-                    rate_bps: row.truth.rate_bps as f64,
-                    udt: Vec::new(),
-                    tcp: Vec::new(),
-                    series: Vec::new(),
-                });
-                runs.len() - 1
-            }
-        };
+        Self {
+            run: row.run.clone(),
+            mix: Mix {
+                tcp: String::new(),
+                tcp_flows: count("tcp_flows"),
+                udt: None,
+                udt_flows: count("udt_flows"),
+            },
+            rate_bps: row.truth.rate_bps as f64,
+            udt: Vec::new(),
+            tcp: Vec::new(),
+            series: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, row: &Row) {
+        let udt = row.protocol == "UDT";
+        if udt && self.mix.udt.is_none() {
+            self.mix.udt = Some(row.implementation.clone());
+        } else if !udt && self.mix.tcp.is_empty() {
+            self.mix.tcp = row.implementation.clone();
+        }
         if let Some(r) = &row.result {
-            runs[i].series.push(aligned(r));
+            self.series.push(aligned(r));
         }
         if let Some(g) = row.goodput() {
-            let run = &mut runs[i];
-            if row.protocol == "UDT" {
-                run.udt.push(g);
+            if udt {
+                self.udt.push(g);
             } else {
-                run.tcp.push(g);
+                self.tcp.push(g);
             }
         }
     }
-    let alone = |tcp: usize| -> Option<f64> {
+}
+
+/// The figures of every run, in row order, each with its TCP-alone baseline (the all-TCP
+/// run of the same TCP implementation and count).
+pub fn analyse(rows: &[Row]) -> Vec<Fairness> {
+    let mut runs: Vec<Goodputs> = Vec::new();
+    for row in rows {
+        let i = match runs.iter().position(|r| r.run == row.run) {
+            Some(i) => i,
+            None => {
+                runs.push(Goodputs::new(row));
+                runs.len() - 1
+            }
+        };
+        runs[i].add(row);
+    }
+    let alone = |mix: &Mix| -> Option<f64> {
         runs.iter()
-            .find(|r| r.tcp_flows == tcp && r.udt_flows == 0)
+            .find(|r| {
+                r.mix.tcp == mix.tcp && r.mix.tcp_flows == mix.tcp_flows && r.mix.udt_flows == 0
+            })
             .map(|r| r.tcp.iter().sum())
     };
     runs.iter()
         .map(|r| {
-            let counts = (r.tcp_flows, r.udt_flows);
             let total = common_total(&r.series);
             Fairness::new(
-                counts,
+                r.mix.clone(),
                 &r.udt,
                 &r.tcp,
-                alone(r.tcp_flows),
+                alone(&r.mix),
                 (r.rate_bps, total),
             )
         })
@@ -286,17 +391,63 @@ fn common_total(series: &[Vec<f64>]) -> Option<f64> {
 }
 
 fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
-    let figures = analyse(rows);
+    summarize_figures(&analyse(rows))
+}
+
+/// Findings, a table and a plot per TCP background.
+fn summarize_figures(figures: &[Fairness]) -> Summary {
+    let backgrounds = backgrounds(figures);
+    let mut findings: Vec<String> = backgrounds
+        .iter()
+        .flat_map(|tcp| {
+            udt_implementations(figures, tcp)
+                .into_iter()
+                .filter_map(move |udt| group_finding(figures, tcp, &udt))
+        })
+        .collect();
+    findings.extend(utilisation_finding(figures));
     Summary {
-        findings: findings(&figures),
-        tables: vec![table(&figures)],
-        plots: vec![plot(&figures)],
+        findings,
+        tables: backgrounds.iter().map(|tcp| table(figures, tcp)).collect(),
+        plots: backgrounds.iter().map(|tcp| plot(figures, tcp)).collect(),
     }
 }
 
-fn table(figures: &[Fairness]) -> Table {
+/// The TCP implementations of the runs, in run order.
+fn backgrounds(figures: &[Fairness]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for f in figures {
+        if !seen.contains(&f.mix.tcp) {
+            seen.push(f.mix.tcp.clone());
+        }
+    }
+    seen
+}
+
+/// The UDT implementations that ran beside `tcp`, in run order.
+fn udt_implementations(figures: &[Fairness], tcp: &str) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for f in figures.iter().filter(|f| f.mix.tcp == tcp) {
+        if let Some(u) = f.mix.udt.as_ref().filter(|u| !seen.contains(u)) {
+            seen.push(u.clone());
+        }
+    }
+    seen
+}
+
+/// `kernel TCP cubic` → `cubic`: the file-name part of a background.
+fn background_slug(tcp: &str) -> String {
+    tcp.strip_prefix("kernel TCP ")
+        .unwrap_or(tcp)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+fn table(figures: &[Fairness], tcp: &str) -> Table {
     let header = [
         "TCP flows",
+        "UDT implementation",
         "UDT flows",
         "UDT per flow (Mbit/s)",
         "UDT σ/μ",
@@ -314,10 +465,12 @@ fn table(figures: &[Fairness]) -> Table {
     let num = |v: Option<f64>, digits: usize| v.map_or_else(dash, |v| format!("{v:.digits$}"));
     let rows = figures
         .iter()
+        .filter(|f| f.mix.tcp == tcp)
         .map(|f| {
             vec![
-                f.tcp_flows.to_string(),
-                f.udt_flows.to_string(),
+                f.mix.tcp_flows.to_string(),
+                f.mix.udt.clone().unwrap_or_else(dash),
+                f.mix.udt_flows.to_string(),
                 f.udt_mean.map_or_else(dash, mbit),
                 num(f.udt_cov, 3),
                 num(f.udt_jain, 3),
@@ -333,35 +486,46 @@ fn table(figures: &[Fairness]) -> Table {
         })
         .collect();
     Table {
-        title: "UDT beside TCP on one bottleneck".to_owned(),
+        title: format!("UDT beside {tcp} on one bottleneck"),
         caption: "Per-flow goodputs are steady-state (the warm-up left out). σ/μ and Jain's \
                   index need two UDT flows. TCP kept: TCP aggregate here over the same number \
-                  of TCP flows alone (the UDT = 0 row). Utilisation: all flows' per-second rates summed \
-                  over the seconds every flow covered (warm-up and partial tails left out), over \
-                  the link rate; the clients of one run start up to a few hundred ms apart (up to 54 processes), \
-                  so the largest runs can show a few percent over the payload ceiling (~97%)."
+                  of TCP flows alone (the UDT = 0 row, shared by both controllers). Utilisation: \
+                  all flows' per-second rates summed over the seconds every flow covered \
+                  (warm-up and partial tails left out), over the link rate; the clients of one \
+                  run start up to a few hundred ms apart (up to 54 processes), so the largest \
+                  runs can show a few percent over the payload ceiling (~97%)."
             .to_owned(),
         header: header.iter().map(|h| (*h).to_owned()).collect(),
         rows,
     }
 }
 
-fn plot(figures: &[Fairness]) -> Plot {
+/// TCP's aggregate against the UDT flows beside it: a line per TCP count and controller,
+/// each starting at the all-TCP baseline.
+fn plot(figures: &[Fairness], tcp: &str) -> Plot {
     let mut series: Vec<Series> = Vec::new();
-    for f in figures {
-        let name = format!("{} TCP flows", f.tcp_flows);
-        let point = (f.udt_flows as f64, f.tcp_aggregate / 1e6);
-        match series.iter_mut().find(|s| s.name == name) {
-            Some(s) => s.points.push(point),
-            None => series.push(Series {
-                name,
-                points: vec![point],
-            }),
+    let background: Vec<&Fairness> = figures.iter().filter(|f| f.mix.tcp == tcp).collect();
+    for f in &background {
+        let Some(udt) = &f.mix.udt else { continue };
+        let name = format!("{} TCP flows, {udt}", f.mix.tcp_flows);
+        if !series.iter().any(|s| s.name == name) {
+            let baseline = background
+                .iter()
+                .find(|b| b.mix.udt_flows == 0 && b.mix.tcp_flows == f.mix.tcp_flows);
+            let points = baseline.map(|b| (0.0, b.tcp_aggregate / 1e6));
+            series.push(Series {
+                name: name.clone(),
+                points: points.into_iter().collect(),
+            });
+        }
+        if let Some(s) = series.iter_mut().find(|s| s.name == name) {
+            s.points
+                .push((f.mix.udt_flows as f64, f.tcp_aggregate / 1e6));
         }
     }
     Plot {
-        title: "TCP aggregate goodput as UDT flows join".to_owned(),
-        file: "tcp-aggregate.svg".to_owned(),
+        title: format!("{tcp}: TCP aggregate goodput as UDT flows join"),
+        file: format!("tcp-aggregate-{}.svg", background_slug(tcp)),
         x_label: "UDT flows".to_owned(),
         y_label: "TCP aggregate, Mbit/s".to_owned(),
         log_x: false,
@@ -369,49 +533,64 @@ fn plot(figures: &[Fairness]) -> Plot {
     }
 }
 
-fn findings(figures: &[Fairness]) -> Vec<String> {
-    let mixed: Vec<&Fairness> = figures.iter().filter(|f| f.udt_flows > 0).collect();
-    let kept: Vec<f64> = mixed.iter().filter_map(|f| f.tcp_kept()).collect();
-    let covs: Vec<f64> = mixed.iter().filter_map(|f| f.udt_cov).collect();
-    let utils: Vec<f64> = figures.iter().map(|f| f.utilisation).collect();
-    let mut out = Vec::new();
-    if let (Some(lo), Some(hi)) = (
-        kept.iter().copied().reduce(f64::min),
-        kept.iter().copied().reduce(f64::max),
-    ) {
-        out.push(format!(
-            "Friendliness: beside UDT, TCP keeps {:.0}%-{:.0}% of what the same TCP flows get \
-             alone.",
-            100.0 * lo,
-            100.0 * hi
+/// The smallest and largest of `values`, if any.
+fn range(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    values.fold(None, |acc, v| match acc {
+        None => Some((v, v)),
+        Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+    })
+}
+
+/// Friendliness, share and fairness of `udt`'s flows beside `tcp`.
+fn group_finding(figures: &[Fairness], tcp: &str, udt: &str) -> Option<String> {
+    let group: Vec<&Fairness> = figures
+        .iter()
+        .filter(|f| f.mix.tcp == tcp && f.mix.udt.as_deref() == Some(udt))
+        .collect();
+    let mut parts = Vec::new();
+    if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.tcp_kept())) {
+        parts.push(format!(
+            "TCP keeps {}% of what the same TCP flows get alone",
+            span(100.0 * lo, 100.0 * hi, 0)
         ));
     }
-    let shares: Vec<f64> = mixed.iter().filter_map(|f| f.udt_over_fair_share).collect();
-    if let (Some(lo), Some(hi)) = (
-        shares.iter().copied().reduce(f64::min),
-        shares.iter().copied().reduce(f64::max),
-    ) {
-        out.push(format!(
-            "A UDT flow takes {lo:.1}-{hi:.1} times an equal share of the link: against many \
-             cubic flows at this RTT, UDT's rate-based control is more aggressive than TCP."
+    if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.udt_over_fair_share)) {
+        let verdict = if lo > 1.0 {
+            "more than an equal share: more aggressive than TCP here"
+        } else if hi < 1.0 {
+            "less than an equal share: gentler than TCP here"
+        } else {
+            "around an equal share"
+        };
+        parts.push(format!(
+            "a UDT flow takes {} times an equal share of the link ({verdict})",
+            span(lo, hi, 1)
         ));
     }
-    if let Some(worst) = covs.iter().copied().reduce(f64::max) {
-        out.push(format!(
-            "Fairness among UDT flows: σ/μ at most {worst:.3} across the runs with two or more."
+    if let Some((_, worst)) = range(group.iter().filter_map(|f| f.udt_cov)) {
+        parts.push(format!(
+            "σ/μ across the UDT flows at most {worst:.3} in the runs with two or more"
         ));
     }
-    if let (Some(lo), Some(hi)) = (
-        utils.iter().copied().reduce(f64::min),
-        utils.iter().copied().reduce(f64::max),
-    ) {
-        out.push(format!(
-            "Total utilisation {:.0}%-{:.0}% of the link (payload).",
-            100.0 * lo,
-            100.0 * hi
-        ));
+    (!parts.is_empty()).then(|| format!("{udt} beside {tcp}: {}.", parts.join("; ")))
+}
+
+fn utilisation_finding(figures: &[Fairness]) -> Option<String> {
+    let (lo, hi) = range(figures.iter().map(|f| f.utilisation))?;
+    Some(format!(
+        "Total utilisation {}% of the link (payload).",
+        span(100.0 * lo, 100.0 * hi, 0)
+    ))
+}
+
+/// `lo-hi` with `digits` decimals, or one number when both print alike.
+fn span(lo: f64, hi: f64, digits: usize) -> String {
+    let (lo, hi) = (format!("{lo:.digits$}"), format!("{hi:.digits$}"));
+    if lo == hi {
+        lo
+    } else {
+        format!("{lo}-{hi}")
     }
-    out
 }
 
 #[cfg(test)]
@@ -422,25 +601,73 @@ mod tests {
     fn grids_include_the_all_tcp_baseline() {
         for g in [Grid::full(), Grid::quick()] {
             assert_eq!(g.udt.first(), Some(&0));
-            assert!(g.tcp.iter().all(|&t| (10..=50).contains(&t)));
+            assert!(g
+                .backgrounds
+                .iter()
+                .flat_map(|b| &b.flows)
+                .all(|&t| (10..=50).contains(&t)));
             assert!(g.udt.iter().all(|&u| u <= 4));
+            let labels: Vec<String> = g.implementations.iter().map(|i| i.label()).collect();
+            assert_eq!(labels, ["ours (native)", "ours (model)"]);
         }
-        assert_eq!(Grid::full().tcp.len() * Grid::full().udt.len(), 12);
+        // Per TCP count: one baseline, then 3 UDT counts × 2 controllers.
+        let full = Grid::full().runs(Duration::from_secs(1));
+        assert_eq!(full.len(), 5 * 7);
+        assert_eq!(Grid::quick().runs(Duration::from_secs(1)).len(), 3);
+    }
+
+    #[test]
+    fn controllers_are_ours_but_fixed_rate() {
+        let ours: Vec<&str> = udt::SocketOptions::CONTROLLER_NAMES
+            .into_iter()
+            .filter(|n| *n != "fixed-rate")
+            .collect();
+        assert_eq!(ours, CONTROLLERS);
+    }
+
+    #[test]
+    fn runs_put_the_baseline_first_and_controllers_side_by_side() {
+        let runs = Grid::quick().runs(Duration::from_secs(1));
+        let labels: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            [
+                "10 × kernel TCP cubic",
+                "2 × ours (native) + 10 × kernel TCP cubic",
+                "2 × ours (model) + 10 × kernel TCP cubic",
+            ]
+        );
+        let bbr = &Grid::full().runs(Duration::from_secs(1))[21];
+        assert_eq!(bbr.label, "10 × kernel TCP bbr");
     }
 
     #[test]
     fn mix_orders_udt_first_and_labels_counts() {
-        let run = mix(10, 2, Duration::from_secs(1));
+        let tcp = Implementation::Tcp { cc: TcpCc::Cubic };
+        let model = Implementation::ours("model");
+        let run = mix((&tcp, 10), Some((&model, 2)), Duration::from_secs(1));
         assert_eq!(run.flows.len(), 12);
-        assert!(run.flows[..2].iter().all(|f| f.implementation.is_udt()));
-        assert!(run.flows[2..].iter().all(|f| !f.implementation.is_udt()));
-        assert_eq!(run.label, "2 UDT + 10 TCP");
+        assert!(run.flows[..2].iter().all(|f| f.implementation == model));
+        assert!(run.flows[2..].iter().all(|f| f.implementation == tcp));
+        assert_eq!(run.params.get("udt_flows"), Some(&2.0));
+        let alone = mix((&tcp, 10), None, Duration::from_secs(1));
+        assert_eq!(alone.flows.len(), 10);
+        assert_eq!(alone.params.get("udt_flows"), Some(&0.0));
+    }
+
+    fn counts(tcp_flows: usize, udt_flows: usize) -> Mix {
+        Mix {
+            tcp: "kernel TCP cubic".to_owned(),
+            tcp_flows,
+            udt: Some("ours (native)".to_owned()),
+            udt_flows,
+        }
     }
 
     #[test]
     fn fairness_figures() {
         let f = Fairness::new(
-            (2, 2),
+            counts(2, 2),
             &[30.0, 50.0],
             &[40.0, 40.0],
             Some(160.0),
@@ -458,11 +685,77 @@ mod tests {
 
     #[test]
     fn one_udt_flow_has_no_spread_and_failures_are_counted() {
-        let f = Fairness::new((3, 1), &[10.0], &[5.0, 5.0], None, (100.0, Some(19.0)));
+        let f = Fairness::new(
+            counts(3, 1),
+            &[10.0],
+            &[5.0, 5.0],
+            None,
+            (100.0, Some(19.0)),
+        );
         assert_eq!(f.utilisation, 0.19);
         assert_eq!((f.udt_cov, f.udt_jain), (None, None));
         assert_eq!(f.tcp_kept(), None);
         assert_eq!(f.failed, 1);
+    }
+
+    /// A run's rows: `udt` flows of `ours (CC)` (`cc` empty: none) beside `tcp` flows of
+    /// `kernel TCP TCP_CC`, bytes per second of each UDT and each TCP flow in `bps`, on an
+    /// 800 bit/s link.
+    fn run_rows(tcp_cc: &str, tcp: usize, (cc, udt): (&str, usize), bps: (u64, u64)) -> Vec<Row> {
+        let run = format!("{udt} {cc} + {tcp} {tcp_cc}");
+        let params = [("tcp_flows", tcp as f64), ("udt_flows", udt as f64)];
+        let udt_label = format!("ours ({cc})");
+        let tcp_label = format!("kernel TCP {tcp_cc}");
+        let flow = |protocol: &'static str, label: &str, b: u64| {
+            let what = (run.as_str(), protocol, label);
+            crate::experiment::testing::row(what, &params, (b, 1.0), 800)
+        };
+        let mut rows: Vec<Row> = (0..udt).map(|_| flow("UDT", &udt_label, bps.0)).collect();
+        rows.extend((0..tcp).map(|_| flow("TCP", &tcp_label, bps.1)));
+        rows
+    }
+
+    #[test]
+    fn each_background_and_controller_is_its_own_group() {
+        let mut rows = run_rows("cubic", 2, ("", 0), (0, 40));
+        rows.extend(run_rows("cubic", 2, ("native", 1), (40, 20)));
+        rows.extend(run_rows("cubic", 2, ("model", 1), (20, 30)));
+        rows.extend(run_rows("bbr", 2, ("", 0), (0, 50)));
+        rows.extend(run_rows("bbr", 2, ("model", 1), (20, 40)));
+        let figures = analyse(&rows);
+        assert_eq!(figures.len(), 5);
+        let kept: Vec<Option<f64>> = figures.iter().map(Fairness::tcp_kept).collect();
+        assert_eq!(
+            kept,
+            [Some(1.0), Some(0.5), Some(0.75), Some(1.0), Some(0.8)]
+        );
+        assert_eq!(figures[2].mix.udt.as_deref(), Some("ours (model)"));
+        assert_eq!(figures[3].mix.tcp, "kernel TCP bbr");
+        let s = summarize_figures(&figures);
+        assert_eq!(s.tables.len(), 2);
+        assert_eq!(s.tables[0].rows.len(), 3);
+        assert_eq!(s.tables[0].rows[2][1], "ours (model)");
+        let files: Vec<&str> = s.plots.iter().map(|p| p.file.as_str()).collect();
+        assert_eq!(files, ["tcp-aggregate-cubic.svg", "tcp-aggregate-bbr.svg"]);
+        // Both controllers' lines start at the shared baseline.
+        assert_eq!(s.plots[0].series.len(), 2);
+        assert!(s.plots[0]
+            .series
+            .iter()
+            .all(|l| l.points[0] == (0.0, 80.0 * 8.0 / 1e6)));
+        assert_eq!(s.findings.len(), 4, "{:?}", s.findings);
+        assert!(s.findings[0].starts_with("ours (native) beside kernel TCP cubic: TCP keeps 50% "));
+        assert!(
+            s.findings[1].contains("gentler than TCP"),
+            "{}",
+            s.findings[1]
+        );
+    }
+
+    #[test]
+    fn spans_collapse_when_equal() {
+        assert_eq!(span(55.6, 55.9, 0), "56");
+        assert_eq!(span(0.44, 1.26, 1), "0.4-1.3");
     }
 
     #[test]

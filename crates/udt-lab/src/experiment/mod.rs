@@ -24,6 +24,8 @@ pub mod plot;
 pub mod report;
 pub mod stats;
 pub mod tcp_tuning;
+#[cfg(test)]
+mod testing;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

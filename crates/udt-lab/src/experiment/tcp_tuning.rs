@@ -9,8 +9,10 @@
 //! **Rows:** for cubic and bbr, `SO_SNDBUF` = `SO_RCVBUF` = 0.25..4 BDP (which turns
 //! autotuning off), then autotuning with this host's limits ("default") and with the limits
 //! raised to four BDPs ("tuned", in a fresh lab since those limits are namespace-wide); then
-//! each UDT implementation with default buffers, and a raw UDP blast at the link rate (the
-//! ceiling of any protocol here).
+//! untuned UDT (default buffers): ours with each congestion controller that needs no
+//! parameter (native and model) and libudt 4.11 in the full variant, ours with both
+//! controllers in the quick one; and a raw UDP blast at the link rate (the ceiling of any
+//! protocol here).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -79,7 +81,7 @@ impl Grid {
         }
     }
 
-    /// Cubic at half and two BDPs and autotuning; ours only.
+    /// Cubic at half and two BDPs and autotuning; ours only, each controller.
     pub fn quick() -> Self {
         Self {
             ccs: vec![TcpCc::Cubic],
@@ -88,7 +90,10 @@ impl Grid {
                 TcpBuffer::Bdp(2.0),
                 TcpBuffer::Autotuned,
             ],
-            udt: vec![Implementation::ours("native")],
+            udt: Implementation::all()
+                .into_iter()
+                .filter(|i| matches!(i, Implementation::Ours { .. }))
+                .collect(),
         }
     }
 }
@@ -114,7 +119,9 @@ cap; the BDP is the emulated one.\n\n\
 `SO_SNDBUF` = `SO_RCVBUF` = k BDP switches autotuning off; the kernel doubles the value for \
 its bookkeeping and the socket reports the doubled one (\"in force\"). \"autotuning\" keeps \
 this host's `tcp_rmem`/`tcp_wmem` limits; \"limits ≥ 4 BDP\" raises them in the lab's \
-namespaces (a fresh lab). The raw UDP row is a paced blast at the link rate, counted at the \
+namespaces (a fresh lab). Untuned UDT rows: ours with the native congestion control (UDT's \
+own) and with the model one (BBR-like), and libudt 4.11 through the interop peers (the quick \
+variant runs ours only, both controllers). The raw UDP row is a paced blast at the link rate, counted at the \
 receiver: no congestion control, the ceiling of any protocol on this emulated link.";
 
 fn cells(settings: &Settings) -> Vec<Cell> {
@@ -394,6 +401,16 @@ mod tests {
         assert_eq!(g.ccs.len() * g.buffers.len(), 14);
         assert!(g.udt.contains(&Implementation::Libudt));
         assert!(g.udt.contains(&Implementation::ours("native")));
+        assert!(g.udt.contains(&Implementation::ours("model")));
+        assert_eq!(g.udt.len(), 3);
+        let quick = Grid::quick().udt;
+        assert_eq!(
+            quick,
+            [
+                Implementation::ours("native"),
+                Implementation::ours("model")
+            ]
+        );
     }
 
     #[test]
