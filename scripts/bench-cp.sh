@@ -5,7 +5,15 @@
 # `udt perf -n SIZE` (the same bytes over UDT, no disk, no digest; goodput measured at its
 # receiver), as issue 4 asks. Results go to BENCHMARKS.md by hand.
 #
+# On loopback both ends, their I/O threads and the kernel share this machine's cores, so the
+# figure is the CPU-bound case. SHAPE=RATE (e.g. SHAPE=1gbit, root) runs the same commands
+# between two network namespaces joined by a veth pair with a `tbf` qdisc of that rate on
+# each end: a path whose bottleneck is the network, as between two hosts.
+#
+# CC=native|model (default model, as `udt cp`) sets the congestion control on every sender.
+#
 #   scripts/bench-cp.sh [REPS=3] [SIZE_MIB=1024]
+#   SHAPE=1gbit scripts/bench-cp.sh [REPS=3] [SIZE_MIB=1024]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPS=${1:-3}
@@ -15,11 +23,42 @@ LOCK=/tmp/udt-bench.lock
 SHM=$(mktemp -d /dev/shm/udt-bench-cp.XXXXXX)
 OUT=$(mktemp -d)
 SERVER_PID=
+SHAPE=${SHAPE:-}
+CC=${CC:-model}
+NS_A=udt-bench-cp-a-$$
+NS_B=udt-bench-cp-b-$$
 cleanup() {
   [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null || true
   rm -rf "$SHM" "$OUT"
+  if [ -n "$SHAPE" ]; then
+    ip netns del "$NS_A" 2>/dev/null || true
+    ip netns del "$NS_B" 2>/dev/null || true
+  fi
 }
 trap cleanup EXIT
+
+# The server side runs in A, the client side in B (both on this host without SHAPE).
+HOST=127.0.0.1
+in_a() { "$@"; }
+in_b() { "$@"; }
+if [ -n "$SHAPE" ]; then
+  [ "$(id -u)" = 0 ] || { echo "bench-cp.sh: SHAPE needs root (network namespaces)" >&2; exit 2; }
+  ip netns add "$NS_A"
+  ip netns add "$NS_B"
+  ip link add va netns "$NS_A" type veth peer name vb netns "$NS_B"
+  ip -n "$NS_A" addr add 10.77.0.1/24 dev va
+  ip -n "$NS_B" addr add 10.77.0.2/24 dev vb
+  for ns in "$NS_A" "$NS_B"; do
+    ip -n "$ns" link set lo up
+    # A 10 ms queue at the shaped rate; bursts of one 64 KiB GSO train.
+    dev=$([ "$ns" = "$NS_A" ] && echo va || echo vb)
+    ip -n "$ns" link set "$dev" up
+    tc -n "$ns" qdisc add dev "$dev" root tbf rate "$SHAPE" burst 128kb latency 10ms
+  done
+  HOST=10.77.0.1
+  in_a() { ip netns exec "$NS_A" "$@"; }
+  in_b() { ip netns exec "$NS_B" "$@"; }
+fi
 
 cargo build --release -q -p udt-cli
 UDT="$TARGET/release/udt"
@@ -29,23 +68,27 @@ head -c "${SIZE_MIB}M" /dev/urandom >"$SHM/src/big.bin"
 
 # start_server ROOT: starts `udt serve`, sets PORT and SERVER_PID
 start_server() {
-  "$UDT" serve --root "$1" -l 127.0.0.1 -p 0 >"$OUT/serve.out" 2>/dev/null &
+  in_a "$UDT" serve --cc "$CC" --root "$1" -l "$HOST" -p 0 >"$OUT/serve.out" 2>/dev/null &
   SERVER_PID=$!
   for _ in $(seq 100); do grep -q listening "$OUT/serve.out" 2>/dev/null && break; sleep 0.05; done
-  PORT=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$OUT/serve.out")
+  PORT=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\),.*/\1/p' "$OUT/serve.out")
 }
 
+# stop_server [CPU_FILE]: stops it, first writing its CPU seconds (user + system, all threads)
 stop_server() {
+  if [ -n "${1:-}" ]; then
+    awk -v tck="$(getconf CLK_TCK)" '{print ($14 + $15) / tck}' "/proc/$SERVER_PID/stat" >"$1"
+  fi
   kill "$SERVER_PID" 2>/dev/null || true
   wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=
 }
 
 mem_to_mem() { # i
-  "$UDT" perf -s -1 -B 127.0.0.1 -p "$PERF_PORT" >/dev/null 2>&1 &
+  in_a "$UDT" perf -s -1 -B "$HOST" -p "$PERF_PORT" >/dev/null 2>&1 &
   local spid=$!
   sleep 0.3
-  "$UDT" perf -c 127.0.0.1 -p "$PERF_PORT" -n "${SIZE_MIB}M" --json >"$OUT/mem.$1.send" 2>/dev/null
+  in_b "$UDT" perf -c "$HOST" --cc "$CC" -p "$PERF_PORT" -n "${SIZE_MIB}M" --json >"$OUT/mem.$1.send" 2>/dev/null
   wait "$spid" || true
 }
 
@@ -53,21 +96,26 @@ for i in $(seq "$REPS"); do
   exec 9>"$LOCK"
   flock 9
   mem_to_mem "$i"
+  # Client CPU from bash's `time` (user + system of the command), server CPU from /proc.
+  TIMEFORMAT='%U %S'
   start_server "$SHM/up"
-  "$UDT" cp --json --force -P "$PORT" "$SHM/src/big.bin" 127.0.0.1: >"$OUT/up.$i" 2>&1
-  stop_server
+  { time in_b "$UDT" cp --cc "$CC" --json --force -P "$PORT" "$SHM/src/big.bin" "$HOST": >"$OUT/up.$i" 2>&1; } \
+    2>"$OUT/up.$i.client-cpu"
+  stop_server "$OUT/up.$i.server-cpu"
   start_server "$SHM/src"
-  "$UDT" cp --json --force -P "$PORT" 127.0.0.1:big.bin "$SHM/down/" >"$OUT/down.$i" 2>&1
-  stop_server
+  { time in_b "$UDT" cp --cc "$CC" --json --force -P "$PORT" "$HOST":big.bin "$SHM/down/" >"$OUT/down.$i" 2>&1; } \
+    2>"$OUT/down.$i.client-cpu"
+  stop_server "$OUT/down.$i.server-cpu"
   cmp -s "$SHM/src/big.bin" "$SHM/up/big.bin" && cmp -s "$SHM/src/big.bin" "$SHM/down/big.bin" \
     || { echo "copy $i differs" >&2; exit 1; }
   flock -u 9
   echo "run $i: mem $(grep -o '"goodput_bps":[0-9.e+]*' "$OUT/mem.$i.send"), up/down $(grep -ho '"rate_bps":[0-9.]*' "$OUT/up.$i" "$OUT/down.$i" | tr '\n' ' ')" >&2
 done
 
-python3 - "$OUT" "$REPS" "$SIZE_MIB" <<'PY'
+python3 - "$OUT" "$REPS" "$SIZE_MIB" "${SHAPE:-}" "$CC" <<'PY'
 import json, statistics, sys
-out, reps, size = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+out, reps, size, shape, cc = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+path = (f"veth, tbf {shape}" if shape else "loopback") + f", --cc {cc}"
 def event(path, name):
     for line in open(path):
         try:
@@ -77,15 +125,35 @@ def event(path, name):
         if j.get("event") == name:
             return j
     return None
-mem = [json.load(open(f"{out}/mem.{i}.send"))["goodput_bps"] / 1e9 for i in range(1, reps + 1)]
-up = [event(f"{out}/up.{i}", "summary")["rate_bps"] / 1e9 for i in range(1, reps + 1)]
-down = [event(f"{out}/down.{i}", "summary")["rate_bps"] / 1e9 for i in range(1, reps + 1)]
-m = statistics.median(mem)
-print(f"| transfer ({size} MiB, loopback) | Gbit/s (median) | vs memory to memory | runs |")
-print("|---|---|---|---|")
-for label, xs in [("memory to memory (udt perf -n)", mem),
-                  ("udt cp upload, /dev/shm -> /dev/shm", up),
-                  ("udt cp download, /dev/shm -> /dev/shm", down)]:
-    runs = ", ".join(f"{x:.2f}" for x in xs)
-    print(f"| {label} | {statistics.median(xs):.2f} | {statistics.median(xs) / m * 100:.0f} % | {runs} |")
+gib = int(size) / 1024
+def cpu(path):
+    return sum(float(x) for x in open(path).read().split())
+def rows(kind):
+    """(Gbit/s, sender CPU-s/GiB, receiver CPU-s/GiB) per run."""
+    out_rows = []
+    for i in range(1, reps + 1):
+        if kind == "mem":
+            j = json.load(open(f"{out}/mem.{i}.send"))
+            out_rows.append((j["goodput_bps"] / 1e9, j["sender_cpu_seconds"] / gib,
+                             j["receiver_cpu_seconds"] / gib))
+            continue
+        rate = event(f"{out}/{kind}.{i}", "summary")["rate_bps"] / 1e9
+        client = cpu(f"{out}/{kind}.{i}.client-cpu") / gib
+        server = cpu(f"{out}/{kind}.{i}.server-cpu") / gib
+        out_rows.append((rate, client, server) if kind == "up" else (rate, server, client))
+    return out_rows
+med = lambda xs: statistics.median(xs)
+table = {k: rows(k) for k in ("mem", "up", "down")}
+m = med([r[0] for r in table["mem"]])
+print(f"| transfer ({size} MiB, {path}) | Gbit/s (median) | vs memory to memory "
+      "| sender CPU-s/GiB | receiver CPU-s/GiB | runs (Gbit/s) |")
+print("|---|---|---|---|---|---|")
+for label, kind in [("memory to memory (udt perf -n)", "mem"),
+                    ("udt cp upload, /dev/shm -> /dev/shm", "up"),
+                    ("udt cp download, /dev/shm -> /dev/shm", "down")]:
+    rs = table[kind]
+    g = med([r[0] for r in rs])
+    runs = ", ".join(f"{r[0]:.2f}" for r in rs)
+    print(f"| {label} | {g:.2f} | {g / m * 100:.0f} % | {med([r[1] for r in rs]):.2f} "
+          f"| {med([r[2] for r in rs]):.2f} | {runs} |")
 PY

@@ -28,9 +28,20 @@ impl Server {
 
     /// Start with extra environment, and optionally a file-size limit (RLIMIT_FSIZE).
     fn start_with(root: &Path, env: &[(&str, &str)], fsize_limit: Option<u64>) -> Self {
+        Self::start_args(root, &[], env, fsize_limit)
+    }
+
+    /// [`Self::start_with`] with extra `udt serve` arguments.
+    fn start_args(
+        root: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        fsize_limit: Option<u64>,
+    ) -> Self {
         let mut cmd = Command::new(UDT);
         cmd.args(["serve", "-l", "127.0.0.1", "-p", "0", "--root"])
             .arg(root)
+            .args(args)
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
@@ -546,6 +557,34 @@ impl Drop for Mount {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg("-l").arg(&self.0).status();
     }
+}
+
+/// Both controllers, chosen on each side: the sender's decides.
+#[test]
+fn congestion_control_is_chosen_per_side() {
+    let d = dirs();
+    let server = Server::start_args(&d.root, &["--cc", "native"], &[], None);
+    let data = contents(7, 3 << 20);
+    fs::write(d.local.join("f"), &data).unwrap();
+    for cc in ["native", "model"] {
+        ok(&cp(
+            server.port,
+            &[&"--cc", &cc, &"--force", &d.local.join("f"), &remote("")],
+        ));
+        assert!(
+            fs::read(d.root.join("f")).unwrap() == data,
+            "upload with {cc}"
+        );
+    }
+    ok(&cp(server.port, &[&remote("f"), &d.local.join("g")]));
+    assert!(fs::read(d.local.join("g")).unwrap() == data);
+    let out = Command::new(UDT)
+        .args(["cp", "--cc", "cubic", "a", "h:b"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cubic") && err.contains("model"), "{err}");
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use udt::UdtStream;
+use udt::{SocketOptions, UdtStream};
 
 use crate::transfer::legacy;
 use crate::transfer::manifest::Manifest;
@@ -53,6 +53,27 @@ pub struct Args {
     /// Talk to a classic UDT4 `sendfile` server (download of one file, no digest).
     #[arg(long)]
     pub legacy: bool,
+    /// Congestion control when this side sends (uploads; for downloads the server's `--cc`
+    /// decides): `model` holds its rate through random loss and long round trips, `native` is
+    /// UDT4's DAIMD as in libudt.
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_CC, value_parser = CC_NAMES)]
+    pub cc: String,
+}
+
+/// The controllers `udt cp` and `udt serve` offer (`fixed-rate` needs a rate: `udt perf`).
+pub const CC_NAMES: [&str; 2] = ["model", "native"];
+
+/// The default controller of `udt cp` and `udt serve`: see docs/lab/loss-sweep and
+/// decision-matrix for why (UDT4's default, `native`, stays the library's).
+pub const DEFAULT_CC: &str = "model";
+
+/// The socket options of a transfer connection, with congestion control `cc`.
+pub fn transfer_options(cc: &str) -> anyhow::Result<SocketOptions> {
+    let mut options = SocketOptions::default();
+    options
+        .set_controller_named(cc, None)
+        .with_context(|| format!("--cc {cc}"))?;
+    Ok(options)
 }
 
 /// One side of the copy.
@@ -135,7 +156,7 @@ fn dispatch(
             }
             let manifest = local_manifest(srcs, args.recursive)?;
             let dest = RelPath::parse_request(path)?;
-            let stream = connect(host, args.port)?;
+            let stream = connect(host, args)?;
             finish(stream, |s| upload(s, &manifest, dest, opts, reporter))
         }
         Operand::Local(dest) => {
@@ -147,7 +168,7 @@ fn dispatch(
                 .iter()
                 .map(|p| request_path(p))
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let stream = connect(&host, args.port)?;
+            let stream = connect(&host, args)?;
             finish(stream, |s| {
                 download(s, paths, args.recursive, dest, opts, reporter)
             })
@@ -173,7 +194,7 @@ fn legacy_download(
         return Err(UsageError("--legacy supports neither -r nor --resume".into()).into());
     }
     let name = std::str::from_utf8(name).context("--legacy file names must be UTF-8")?;
-    let stream = connect(host, args.port)?;
+    let stream = connect(host, args)?;
     finish(stream, |s| {
         legacy::fetch(s, name, dest, args.force, reporter)
     })
@@ -191,8 +212,10 @@ fn finish(
     Ok(summary)
 }
 
-fn connect(host: &str, port: u16) -> anyhow::Result<UdtStream> {
-    UdtStream::connect((host, port)).with_context(|| format!("connecting to {host}:{port}"))
+fn connect(host: &str, args: &Args) -> anyhow::Result<UdtStream> {
+    let port = args.port;
+    UdtStream::connect_with((host, port), transfer_options(&args.cc)?)
+        .with_context(|| format!("connecting to {host}:{port}"))
 }
 
 /// All sources remote and on one host: the host and the paths.

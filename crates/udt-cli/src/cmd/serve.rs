@@ -39,12 +39,18 @@ pub struct Args {
     /// The UDP port (0: any free port, printed at start).
     #[arg(short = 'p', long, default_value_t = 9000)]
     pub port: u16,
+    /// Congestion control when this side sends (downloads): `model` holds its rate through
+    /// random loss and long round trips, `native` is UDT4's DAIMD as in libudt.
+    #[arg(long, value_name = "NAME", default_value = super::cp::DEFAULT_CC,
+          value_parser = super::cp::CC_NAMES)]
+    pub cc: String,
 }
 
 /// Runs `udt serve` (until killed).
 pub fn run(args: Args) -> anyhow::Result<()> {
     let root = Root::new(&args.root).with_context(|| format!("--root {}", args.root.display()))?;
-    let listener = UdtListener::bind((args.listen.as_str(), args.port))
+    let options = super::cp::transfer_options(&args.cc)?;
+    let listener = UdtListener::bind_with((args.listen.as_str(), args.port), options)
         .with_context(|| format!("listening on {}:{}", args.listen, args.port))?;
     let addr = listener.local_addr()?;
     let mut out = std::io::stdout();
