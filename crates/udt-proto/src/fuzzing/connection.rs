@@ -99,6 +99,7 @@ impl World {
         let mut server = Side::new(2, seed ^ 0x5EED);
         server.endpoint.listen(ConnectionConfig::default());
         let now = Instant::from_micros(1_000_000);
+        // Cannot fail: the client endpoint is fresh and the config is not rendezvous.
         let conn = client
             .endpoint
             .connect(now, server.addr, ConnectionConfig::default())

@@ -6,7 +6,7 @@
 //! accept, or not), responses to a connecting caller, and rendezvous handshakes. Whatever is
 //! accepted is then run for a while.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use super::input::Input;
@@ -24,8 +24,8 @@ use crate::wire::{
 /// without panicking, and each runs with an MSS in 76..=65535.
 pub fn handshake(data: &[u8]) {
     let mut input = Input::new(data);
-    let client: SocketAddr = "192.0.2.7:4000".parse().expect("literal address");
-    let server: SocketAddr = "192.0.2.8:9000".parse().expect("literal address");
+    let client = SocketAddr::from(([192, 0, 2, 7], 4000));
+    let server = SocketAddr::from(([192, 0, 2, 8], 9000));
     let mut now = Instant::from_micros(1_000_000);
     let mut listener = Endpoint::new(input.u64());
     listener.listen(ConnectionConfig::default());
@@ -33,6 +33,7 @@ pub fn handshake(data: &[u8]) {
     let mut rendezvous_config = ConnectionConfig::default();
     rendezvous_config.rendezvous(true);
     let mut conns: Vec<Connection> = Vec::new();
+    // Cannot fail: `caller` is fresh, not listening, and the config is not rendezvous.
     let mut connecting = vec![caller
         .connect(now, server, ConnectionConfig::default())
         .expect("first connect")];
@@ -106,7 +107,7 @@ fn arbitrary_handshake(input: &mut Input<'_>) -> HandshakeRepr {
         1500,
         8192,
         SocketId(input.u32()),
-        "192.0.2.8".parse().expect("literal address"),
+        IpAddr::from([192, 0, 2, 8]),
         false,
     );
     let mut hs = template;

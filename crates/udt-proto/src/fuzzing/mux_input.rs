@@ -350,6 +350,8 @@ impl World {
         }
         match event {
             Some(DatagramEvent::Connection(id)) => {
+                // Property (a panic is a finding): the endpoint routes only to connections
+                // this host holds.
                 let c = h
                     .conns
                     .get_mut(&id)
