@@ -10,12 +10,13 @@ use std::fmt::Write as _;
 
 use crate::wire::{self, ControlBody, LossListIter, Packet};
 
-mod congestion_ops;
+pub(crate) mod congestion_ops;
 mod connection;
 mod handshake;
 mod input;
 mod mux_input;
 mod nak_loss_list;
+mod support;
 #[cfg(test)]
 mod tests;
 

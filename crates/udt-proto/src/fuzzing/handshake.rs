@@ -10,15 +10,14 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use super::input::Input;
+use super::support::encode_handshake as encode;
 use crate::config::ConnectionConfig;
 use crate::connection::Connection;
 use crate::endpoint::{DatagramEvent, Endpoint};
 use crate::handshake::Connector;
 use crate::seq::{SeqNumber, SocketId};
 use crate::time::Instant;
-use crate::wire::{
-    ControlBody, ControlRepr, HandshakeRepr, Packet, ReqType, SocketType, Timestamp,
-};
+use crate::wire::{ControlBody, ControlRepr, HandshakeRepr, Packet, ReqType, SocketType};
 
 /// No panic on any sequence of arbitrary handshakes, every connection they create runs
 /// without panicking, and each runs with an MSS in 76..=65535.
@@ -140,17 +139,6 @@ fn arbitrary_handshake(input: &mut Input<'_>) -> HandshakeRepr {
         hs.socket_id = SocketId(input.u32());
     }
     hs
-}
-
-fn encode(hs: HandshakeRepr, dst: SocketId) -> Vec<u8> {
-    let mut out = Vec::new();
-    Packet::Control(ControlRepr {
-        timestamp: Timestamp(0),
-        dst,
-        body: ControlBody::Handshake(hs),
-    })
-    .emit(&mut out);
-    out
 }
 
 /// Drain a connection's output and run its due timers (bounded, so a bug cannot hang the
