@@ -82,6 +82,7 @@ impl Driver {
 
     /// The bound address.
     pub fn local_addr(&self) -> SocketAddr {
+        // Cannot fail: `getsockname` on a bound socket we own fails only on a bad descriptor.
         self.socket
             .local_addr()
             .expect("a bound UDP socket has an address")
@@ -115,6 +116,7 @@ impl Driver {
     /// # Panics
     /// If there is no such connection (a test bug).
     pub fn conn(&mut self, id: SocketId) -> &mut Connection {
+        // A panic here is a test bug (documented above); ids come from this driver.
         self.conns.get_mut(&id).expect("no such connection")
     }
 

@@ -88,6 +88,7 @@ impl PeerProcess {
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap_or_else(|e| panic!("starting {}: {e}", path.display()));
+        // Cannot fail: stdout was set to `Stdio::piped()` above and is taken once.
         let stdout = child.stdout.take().expect("stdout was piped");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {

@@ -10,12 +10,13 @@ use std::fmt::Write as _;
 
 use crate::wire::{self, ControlBody, LossListIter, Packet};
 
-mod congestion_ops;
+pub(crate) mod congestion_ops;
 mod connection;
 mod handshake;
 mod input;
 mod mux_input;
 mod nak_loss_list;
+mod support;
 #[cfg(test)]
 mod tests;
 
@@ -50,6 +51,7 @@ pub fn wire_packet(data: &[u8]) {
     let mut emitted = Vec::new();
     packet.emit(&mut emitted);
     assert_eq!(emitted.len(), packet.buffer_len(), "buffer_len mismatch");
+    // Property (a panic is a finding): what `emit` writes parses.
     let reparsed = Packet::parse(&emitted).expect("emitted packet must parse");
     assert_eq!(reparsed, packet, "round trip changed the packet");
 
@@ -59,12 +61,14 @@ pub fn wire_packet(data: &[u8]) {
     assert_eq!(again, emitted);
 
     let mut line = String::new();
+    // Cannot fail: `fmt::Write` for `String` never returns an error.
     write!(line, "{packet}").expect("formatting into a String cannot fail");
     assert!(!line.contains('\n'));
 
     if let Packet::Control(control) = &packet {
         if let ControlBody::Nak(nak) = &control.body {
             let body = data.get(wire::HEADER_LEN..).unwrap_or_default();
+            // Property (a panic is a finding): the iterator accepts every body the parser took.
             let ranges: Result<Vec<_>, _> = LossListIter::new(body)
                 .expect("parsed NAK has a body")
                 .collect();

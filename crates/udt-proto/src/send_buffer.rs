@@ -406,7 +406,7 @@ impl ChunkStore {
             self.chunks.push_back(chunk);
         }
         let id = self.front_id + self.chunks.len() as u64 - 1;
-        // The back chunk exists: it was just pushed, or `fits` found it.
+        // Cannot fail: the back chunk was just pushed, or `fits` found it.
         let chunk = self.chunks.back_mut().expect("a back chunk exists");
         let offset = chunk.len() as u32;
         chunk.extend_from_slice(piece);

@@ -47,6 +47,7 @@ pub mod classic;
 mod driver;
 mod error;
 mod mux;
+mod open;
 mod options;
 mod poller;
 mod shared;

@@ -71,22 +71,18 @@ pub fn serve(config: &ServerConfig, out: &mut dyn Write) -> anyhow::Result<()> {
 /// Binds the TCP listener: the configured address, or `::` falling back to `0.0.0.0` on
 /// systems without IPv6.
 fn listen_tcp(config: &ServerConfig) -> anyhow::Result<(TcpListener, SocketAddr)> {
-    let any6 = IpAddr::from(std::net::Ipv6Addr::UNSPECIFIED);
-    let candidates = match config.bind {
-        Some(ip) => vec![ip],
-        None => vec![any6, IpAddr::from(std::net::Ipv4Addr::UNSPECIFIED)],
-    };
-    let mut last = None;
-    for ip in candidates {
+    let bind = |ip: IpAddr| {
         let addr = SocketAddr::new(ip, config.port);
-        match TcpListener::bind(addr) {
-            Ok(l) => return Ok((l, addr)),
-            Err(e) => last = Some((e, addr)),
-        }
+        TcpListener::bind(addr)
+            .map(|l| (l, addr))
+            .with_context(|| format!("cannot listen on TCP {addr}"))
+    };
+    match config.bind {
+        Some(ip) => bind(ip),
+        // On failure the error names the IPv4 address, the last one tried.
+        None => bind(IpAddr::from(std::net::Ipv6Addr::UNSPECIFIED))
+            .or_else(|_| bind(IpAddr::from(std::net::Ipv4Addr::UNSPECIFIED))),
     }
-    // `candidates` is never empty, so some bind was tried and failed.
-    let (e, addr) = last.expect("at least one candidate address");
-    Err(anyhow::Error::new(e).context(format!("cannot listen on TCP {addr}")))
 }
 
 /// The server between tests: its TCP listener and the UDT listener of the last UDT test.

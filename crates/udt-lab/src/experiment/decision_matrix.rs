@@ -8,12 +8,15 @@
 
 use std::time::Duration;
 
+use super::alone::{
+    each_alone, failed_finding, goodput_vs_rtt, goodputs, headline_goodputs, impl_header,
+    TCP_HEADLINE, UDT_HEADLINE,
+};
 use super::report::mbit;
 use super::{
-    flow_time, implementations, links, mean_of, row_of, Cell, Experiment, Plot, Row, Run, Series,
-    Settings, Summary, Table, Truth,
+    flow_time, implementations, links, mean_of, row_of, Cell, Experiment, Plot, Row, Settings,
+    Summary, Table, Truth,
 };
-use crate::flows::{FlowSpec, Implementation};
 use crate::params::format_rate;
 use crate::LinkParams;
 
@@ -22,12 +25,6 @@ pub const RATES_MBIT: [u64; 3] = [45, 155, 1000];
 
 /// The study's RTTs, ms.
 pub const RTTS_MS: [u64; 7] = [0, 10, 20, 30, 50, 100, 200];
-
-/// The UDT side of the headline comparison.
-const UDT_HEADLINE: &str = "ours (native)";
-
-/// The TCP side: the kernel default.
-const TCP_HEADLINE: &str = "kernel TCP cubic";
 
 /// The registry entry.
 pub(crate) fn experiment() -> Experiment {
@@ -61,11 +58,10 @@ fn cells(settings: &Settings) -> Vec<Cell> {
     for &rate in rates {
         for &rtt in rtts {
             let link = LinkParams::new(rate * 1_000_000, Duration::from_millis(rtt));
-            let runs = Implementation::all()
-                .into_iter()
-                .map(|i| Run::single(FlowSpec::timed(i, secs)))
-                .collect();
-            cells.push(Cell { link, runs });
+            cells.push(Cell {
+                link,
+                runs: each_alone(secs),
+            });
         }
     }
     cells
@@ -94,8 +90,7 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
 
 /// The ratio of the headline UDT's goodput to the headline TCP's on `truth`.
 fn ratio(rows: &[Row], truth: &Truth) -> Option<f64> {
-    let udt = row_of(rows, truth, UDT_HEADLINE)?.goodput()?;
-    let tcp = row_of(rows, truth, TCP_HEADLINE)?.goodput()?;
+    let (udt, tcp) = headline_goodputs(rows, truth)?;
     (udt > 0.0 && tcp > 0.0).then(|| udt / tcp)
 }
 
@@ -153,22 +148,13 @@ fn headline_matrix(rows: &[Row], cells: &[Truth]) -> Table {
 }
 
 fn goodput_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
-    let header = ["link".to_owned(), "RTT".to_owned()]
-        .into_iter()
-        .chain(impls.iter().cloned())
-        .chain(["UDT / TCP".to_owned()])
-        .collect();
+    let mut header = impl_header("link", impls);
+    header.push("UDT / TCP".to_owned());
     let table_rows = cells
         .iter()
         .map(|c| {
             let mut line = vec![c.rate_label(), format!("{} ms", c.rtt_ms)];
-            for i in impls {
-                line.push(
-                    row_of(rows, c, i)
-                        .and_then(Row::goodput)
-                        .map_or("failed".into(), mbit),
-                );
-            }
+            line.extend(goodputs(rows, c, impls));
             line.push(ratio(rows, c).map_or("-".into(), |r| format!("{r:.2}")));
             line
         })
@@ -185,10 +171,7 @@ fn goodput_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
 }
 
 fn cpu_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
-    let header = ["link".to_owned(), "RTT".to_owned()]
-        .into_iter()
-        .chain(impls.iter().cloned())
-        .collect();
+    let header = impl_header("link", impls);
     let cpu = |r: &Row| r.result.as_ref().and_then(|x| x.cpu_s_per_gib());
     let mut table_rows: Vec<Vec<String>> = cells
         .iter()
@@ -262,16 +245,7 @@ fn goodput_plot(rows: &[Row], cells: &[Truth], impls: &[String], rate: u64) -> P
     let label = on_rate
         .first()
         .map_or(format_rate(rate), |c| c.rate_label());
-    let series = impls
-        .iter()
-        .map(|i| Series {
-            name: i.clone(),
-            points: on_rate
-                .iter()
-                .filter_map(|c| Some((c.rtt_ms, row_of(rows, c, i)?.goodput()? / 1e6)))
-                .collect(),
-        })
-        .collect();
+    let series = goodput_vs_rtt(rows, &on_rate, impls);
     Plot {
         file: format!("goodput-{}mbit.svg", rate / 1_000_000),
         title: format!("Goodput vs RTT, {label}"),
@@ -321,11 +295,6 @@ fn findings(rows: &[Row], cells: &[Truth], impls: &[String]) -> Vec<String> {
         out.push(format!("Mean CPU seconds per GiB: {}.", means.join(", ")));
     }
     out.extend(super::still_rising_finding(rows));
-    let failed = rows.iter().filter(|r| r.error.is_some()).count();
-    if failed > 0 {
-        out.push(format!(
-            "{failed} flow(s) failed; see the end of the report."
-        ));
-    }
+    out.extend(failed_finding(rows));
     out
 }

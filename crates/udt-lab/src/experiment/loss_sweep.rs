@@ -8,12 +8,14 @@
 
 use std::time::Duration;
 
-use super::report::mbit;
-use super::{
-    flow_time, implementations, links, row_of, Cell, Experiment, Plot, Row, Run, Series, Settings,
-    Summary, Table, Truth,
+use super::alone::{
+    each_alone, failed_finding, goodput_vs_rtt, goodputs, headline_goodputs, impl_header,
+    TCP_HEADLINE, UDT_HEADLINE,
 };
-use crate::flows::{FlowSpec, Implementation};
+use super::{
+    flow_time, implementations, links, row_of, Cell, Experiment, Plot, Row, Settings, Summary,
+    Table, Truth,
+};
 use crate::LinkParams;
 
 /// The link rate, bit/s (GENI's slices were 100 Mbit/s).
@@ -24,9 +26,6 @@ pub const LOSSES: [f64; 4] = [0.0, 0.0001, 0.001, 0.01];
 
 /// RTTs, ms.
 pub const RTTS_MS: [u64; 4] = [10, 50, 100, 200];
-
-const UDT_HEADLINE: &str = "ours (native)";
-const TCP_HEADLINE: &str = "kernel TCP cubic";
 
 /// The registry entry.
 pub(crate) fn experiment() -> Experiment {
@@ -59,11 +58,10 @@ fn cells(settings: &Settings) -> Vec<Cell> {
                 loss,
                 ..LinkParams::new(RATE_BPS, Duration::from_millis(rtt))
             };
-            let runs = Implementation::all()
-                .into_iter()
-                .map(|i| Run::single(FlowSpec::timed(i, secs)))
-                .collect();
-            cells.push(Cell { link, runs });
+            cells.push(Cell {
+                link,
+                runs: each_alone(secs),
+            });
         }
     }
     cells
@@ -75,8 +73,7 @@ fn pct(loss: f64) -> String {
 }
 
 fn ratio(rows: &[Row], truth: &Truth) -> Option<f64> {
-    let udt = row_of(rows, truth, UDT_HEADLINE)?.goodput()?;
-    let tcp = row_of(rows, truth, TCP_HEADLINE)?.goodput()?;
+    let (udt, tcp) = headline_goodputs(rows, truth)?;
     (tcp > 0.0).then(|| udt / tcp)
 }
 
@@ -99,19 +96,13 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
 }
 
 fn goodput_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
-    let header = ["loss".to_owned(), "RTT".to_owned()]
-        .into_iter()
-        .chain(impls.iter().cloned())
-        .chain(["UDT / TCP".to_owned()])
-        .collect();
+    let mut header = impl_header("loss", impls);
+    header.push("UDT / TCP".to_owned());
     let table_rows = cells
         .iter()
         .map(|c| {
             let mut line = vec![pct(c.loss), format!("{} ms", c.rtt_ms)];
-            for i in impls {
-                let g = row_of(rows, c, i).and_then(Row::goodput);
-                line.push(g.map_or("failed".into(), mbit));
-            }
+            line.extend(goodputs(rows, c, impls));
             line.push(ratio(rows, c).map_or("-".into(), |r| format!("{r:.2}")));
             line
         })
@@ -128,10 +119,7 @@ fn goodput_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
 }
 
 fn loss_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
-    let header = ["loss".to_owned(), "RTT".to_owned()]
-        .into_iter()
-        .chain(impls.iter().cloned())
-        .collect();
+    let header = impl_header("loss", impls);
     let table_rows = cells
         .iter()
         .map(|c| {
@@ -158,16 +146,7 @@ fn loss_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
 
 fn plot_for_loss(rows: &[Row], cells: &[Truth], impls: &[String], loss: f64) -> Plot {
     let on: Vec<&Truth> = cells.iter().filter(|c| c.loss == loss).collect();
-    let series = impls
-        .iter()
-        .map(|i| Series {
-            name: i.clone(),
-            points: on
-                .iter()
-                .filter_map(|c| Some((c.rtt_ms, row_of(rows, c, i)?.goodput()? / 1e6)))
-                .collect(),
-        })
-        .collect();
+    let series = goodput_vs_rtt(rows, &on, impls);
     let tag = pct(loss).replace('%', "pct");
     Plot {
         file: format!("goodput-loss-{tag}.svg"),
@@ -198,11 +177,6 @@ fn findings(rows: &[Row], cells: &[Truth]) -> Vec<String> {
         }
     }
     out.extend(super::still_rising_finding(rows));
-    let failed = rows.iter().filter(|r| r.error.is_some()).count();
-    if failed > 0 {
-        out.push(format!(
-            "{failed} flow(s) failed; see the end of the report."
-        ));
-    }
+    out.extend(failed_finding(rows));
     out
 }

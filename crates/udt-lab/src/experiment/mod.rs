@@ -16,6 +16,7 @@
 //! **Adding an experiment:** a module with a `pub(crate) fn experiment() -> Experiment`,
 //! and a line in [`registry`].
 
+mod alone;
 pub mod buffer_sweep;
 pub mod decision_matrix;
 pub mod fairness;

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -48,30 +49,36 @@ impl Plot {
             .x_label_area_size(40)
             .y_label_area_size(60);
         if self.log_x {
-            let mut chart = builder
-                .build_cartesian_2d((x0..x1).log_scale(), 0.0..y1)
-                .map_err(to_anyhow)?;
-            chart
-                .configure_mesh()
-                .x_desc(&self.x_label)
-                .y_desc(&self.y_label)
-                .draw()
-                .map_err(to_anyhow)?;
-            self.draw_series(&mut chart)?;
+            self.draw_chart(&mut builder, (x0..x1).log_scale(), y1)?;
         } else {
-            let mut chart = builder
-                .build_cartesian_2d(x0..x1, 0.0..y1)
-                .map_err(to_anyhow)?;
-            chart
-                .configure_mesh()
-                .x_desc(&self.x_label)
-                .y_desc(&self.y_label)
-                .draw()
-                .map_err(to_anyhow)?;
-            self.draw_series(&mut chart)?;
+            self.draw_chart(&mut builder, x0..x1, y1)?;
         }
         root.present().map_err(to_anyhow)?;
         Ok(())
+    }
+
+    /// The axes (x as `x_spec` gives it: linear or logarithmic), the mesh and the series.
+    /// Generic because the two x axes are different types.
+    fn draw_chart<'p, XS>(
+        &self,
+        builder: &mut ChartBuilder<'_, '_, SVGBackend<'p>>,
+        x_spec: XS,
+        y1: f64,
+    ) -> anyhow::Result<()>
+    where
+        XS: AsRangedCoord<Value = f64>,
+        XS::CoordDescType: ValueFormatter<f64>,
+    {
+        let mut chart = builder
+            .build_cartesian_2d(x_spec, 0.0..y1)
+            .map_err(to_anyhow)?;
+        chart
+            .configure_mesh()
+            .x_desc(&self.x_label)
+            .y_desc(&self.y_label)
+            .draw()
+            .map_err(to_anyhow)?;
+        self.draw_series(&mut chart)
     }
 
     fn draw_series<'a, X>(

@@ -1,5 +1,6 @@
 //! The `congestion_ops` body: a built-in controller driven by an operation sequence decoded
-//! from bytes (the byte-driven twin of the operation model in `congestion/tests.rs`).
+//! from bytes, and the operation model it shares with the proptest driver in
+//! `congestion/tests.rs` (one model, two drivers: [`Op`], [`run_model`]).
 //!
 //! Each operation keeps the sender's view consistent (ACKs never pass what was sent, NAKs
 //! report sent packets), so a failure is a controller bug and not a model artefact. After
@@ -24,79 +25,150 @@ const MAX_OPS: usize = 2_000;
 /// invariant. Byte 0 picks the controller (even: native, odd: fixed rate).
 pub fn congestion_ops(data: &[u8]) {
     let mut input = Input::new(data);
-    if input.bool() {
+    let outcome = if input.bool() {
         let rate = input.u64() % 20_000_000_000;
         let mut fixed = FixedRateFactory::new(rate).build();
-        run(
+        let init = controller_init(&mut input);
+        let ops = decoded_ops(&mut input);
+        run_model(
             fixed.as_mut(),
-            &mut input,
+            &init,
+            ops,
             FixedRate::MIN_WINDOW_PKTS,
-            |_| {},
-        );
+            |_| Ok(()),
+        )
     } else {
         let mut native = Native::default();
         let min = native.config().min_window_pkts();
         assert_eq!(min, 16.0);
-        run(&mut native, &mut input, min, |native| {
-            let period = native.period_us();
-            assert!(
-                period > 0.0 && period <= Native::MAX_PERIOD_US,
-                "native period {period}"
-            );
-        });
+        let init = controller_init(&mut input);
+        let ops = decoded_ops(&mut input);
+        run_model(&mut native, &init, ops, min, native_period_in_range)
+    };
+    if let Err(violation) = outcome {
+        panic!("{violation}");
     }
 }
 
-fn run<C: Controller + ?Sized>(
+/// The native controller's extra invariant: its period stays in `(0, MAX_PERIOD_US]`.
+pub(crate) fn native_period_in_range(native: &Native) -> Result<(), String> {
+    let period = native.period_us();
+    if period > 0.0 && period <= Native::MAX_PERIOD_US {
+        Ok(())
+    } else {
+        Err(format!("native period {period}"))
+    }
+}
+
+/// Drives `cc` through `ops` from `init`, checking the shared invariants and `extra` after
+/// `init` and after every step; the first violation ends the run as an error.
+pub(crate) fn run_model<C: Controller + ?Sized>(
     cc: &mut C,
-    input: &mut Input<'_>,
+    init: &ControllerInit,
+    ops: impl IntoIterator<Item = Op>,
     min_window_pkts: f64,
-    extra: impl Fn(&C),
-) {
-    let init = controller_init(input);
+    extra: impl Fn(&C) -> Result<(), String>,
+) -> Result<(), String> {
     let mut model = Model {
         now: Instant::from_micros(1_000_000),
         acked: init.isn,
         next: init.isn,
     };
-    cc.init(model.now, &init);
-    check(cc, min_window_pkts);
-    extra(cc);
-    for _ in 0..MAX_OPS {
-        if input.is_empty() {
-            break;
-        }
-        model.apply(cc, input);
-        check(cc, min_window_pkts);
-        extra(cc);
+    cc.init(model.now, init);
+    check(cc, min_window_pkts)?;
+    extra(cc)?;
+    for op in ops {
+        model.apply(cc, &op);
+        check(cc, min_window_pkts)?;
+        extra(cc)?;
     }
     cc.close();
+    Ok(())
 }
 
-fn check<C: Controller + ?Sized>(cc: &C, min_window_pkts: f64) {
+fn check<C: Controller + ?Sized>(cc: &C, min_window_pkts: f64) -> Result<(), String> {
     let window = cc.window_pkts();
-    assert!(
-        window.is_finite() && window >= min_window_pkts,
-        "{} window {window}",
-        cc.name()
-    );
-    assert!(
-        cc.send_period() > Duration::ZERO,
-        "{} period {:?}",
-        cc.name(),
-        cc.send_period()
-    );
-    if let Some(period) = cc.ack_period() {
-        assert!(period > Duration::ZERO, "{} ack period zero", cc.name());
+    if !(window.is_finite() && window >= min_window_pkts) {
+        return Err(format!("{} window {window}", cc.name()));
     }
+    if cc.send_period() == Duration::ZERO {
+        return Err(format!("{} period {:?}", cc.name(), cc.send_period()));
+    }
+    if cc.ack_period() == Some(Duration::ZERO) {
+        return Err(format!("{} ack period zero", cc.name()));
+    }
+    Ok(())
+}
+
+/// One step of the model. Sizes are fractions or small counts so that every sequence is
+/// plausible: ACKs never pass what was sent, NAKs report sent packets.
+#[derive(Clone, Debug)]
+pub(crate) enum Op {
+    /// Time passes.
+    Step(Duration),
+    /// This many new packets are sent.
+    Send(u32),
+    /// The first unacknowledged packet is sent again.
+    Retransmit,
+    /// A packet arrives (the controller sees the receiving side too).
+    Receive,
+    /// An ACK `frac` of the way through the unacknowledged packets.
+    Ack { frac: f64, rates: Rates },
+    /// A NAK of up to `span + 1` packets from `frac` of the way through them.
+    Loss { frac: f64, span: u32, rates: Rates },
+    /// The retransmission timer fires.
+    Timeout(Rates),
+    /// A user-defined control message of this type and body.
+    Custom(u16, Vec<u8>),
 }
 
 /// RTT and the sender-smoothed receiver reports carried by an ACK, NAK or timeout.
 #[derive(Clone, Copy, Debug)]
-struct Rates {
-    rtt: Duration,
-    recv_rate_pkts: u32,
-    bandwidth_pkts: u32,
+pub(crate) struct Rates {
+    pub(crate) rtt: Duration,
+    pub(crate) recv_rate_pkts: u32,
+    pub(crate) bandwidth_pkts: u32,
+}
+
+/// Operations decoded from the rest of `input`, at most [`MAX_OPS`]. Decoding does not
+/// depend on the controller, so decoding them all up front changes nothing.
+fn decoded_ops(input: &mut Input<'_>) -> Vec<Op> {
+    let mut ops = Vec::new();
+    while ops.len() < MAX_OPS && !input.is_empty() {
+        ops.push(decode_op(input));
+    }
+    ops
+}
+
+fn decode_op(input: &mut Input<'_>) -> Op {
+    match input.u8() % 8 {
+        0 => Op::Step(Duration::from_micros(u64::from(input.upto(30_000)))),
+        1 => Op::Send(input.upto(62) + 1),
+        2 => Op::Retransmit,
+        3 => Op::Receive,
+        4 => {
+            let frac = input.frac();
+            Op::Ack {
+                frac,
+                rates: rates(input),
+            }
+        }
+        5 => {
+            let frac = input.frac();
+            let span = input.upto(19);
+            Op::Loss {
+                frac,
+                span,
+                rates: rates(input),
+            }
+        }
+        6 => Op::Timeout(rates(input)),
+        _ => {
+            let ext_type = input.u16();
+            let len = usize::from(input.u8() % 16);
+            Op::Custom(ext_type, input.bytes(len).to_vec())
+        }
+    }
 }
 
 /// Small values (where the window floor and the `b <= 0` branch matter) or large ones (fast
@@ -152,11 +224,11 @@ impl Model {
         self.acked + (f64::from(self.outstanding()) * frac) as u32
     }
 
-    fn apply<C: Controller + ?Sized>(&mut self, cc: &mut C, input: &mut Input<'_>) {
-        match input.u8() % 8 {
-            0 => self.now += Duration::from_micros(u64::from(input.upto(30_000))),
-            1 => self.send(cc, input.upto(62) + 1),
-            2 => {
+    fn apply<C: Controller + ?Sized>(&mut self, cc: &mut C, op: &Op) {
+        match op {
+            Op::Step(span) => self.now += *span,
+            Op::Send(count) => self.send(cc, *count),
+            Op::Retransmit => {
                 let info = SentInfo {
                     seq: self.acked,
                     len: 1472,
@@ -164,17 +236,16 @@ impl Model {
                 };
                 cc.on_packet_sent(self.now, &info);
             }
-            3 => {
+            Op::Receive => {
                 let info = ReceivedInfo {
                     seq: self.acked,
                     len: 64,
                 };
                 cc.on_packet_received(self.now, &info);
             }
-            4 => self.ack(cc, input),
-            5 => self.loss(cc, input),
-            6 => {
-                let rates = rates(input);
+            Op::Ack { frac, rates } => self.ack(cc, *frac, rates),
+            Op::Loss { frac, span, rates } => self.loss(cc, *frac, *span, rates),
+            Op::Timeout(rates) => {
                 let info = TimeoutInfo {
                     rtt: rates.rtt,
                     recv_rate_pkts: rates.recv_rate_pkts,
@@ -182,10 +253,8 @@ impl Model {
                 };
                 cc.on_timeout(self.now, &info);
             }
-            _ => {
-                let ext_type = input.u16();
-                let len = usize::from(input.u8() % 16);
-                cc.on_custom_message(self.now, ext_type, input.bytes(len));
+            Op::Custom(ext_type, body) => {
+                cc.on_custom_message(self.now, *ext_type, body);
                 while cc.poll_custom_message().is_some() {}
             }
         }
@@ -203,9 +272,7 @@ impl Model {
         }
     }
 
-    fn ack<C: Controller + ?Sized>(&mut self, cc: &mut C, input: &mut Input<'_>) {
-        let frac = input.frac();
-        let rates = rates(input);
+    fn ack<C: Controller + ?Sized>(&mut self, cc: &mut C, frac: f64, rates: &Rates) {
         let ack = self.pick(frac);
         if self.outstanding() == 0 || ack == self.acked {
             return; // only ACKs that advance the send buffer reach the controller
@@ -221,10 +288,7 @@ impl Model {
         cc.on_ack(self.now, &info);
     }
 
-    fn loss<C: Controller + ?Sized>(&mut self, cc: &mut C, input: &mut Input<'_>) {
-        let frac = input.frac();
-        let span = input.upto(19);
-        let rates = rates(input);
+    fn loss<C: Controller + ?Sized>(&mut self, cc: &mut C, frac: f64, span: u32, rates: &Rates) {
         if self.outstanding() == 0 {
             return; // a NAK can only report packets that were sent
         }

@@ -18,6 +18,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use super::input::Input;
+use super::support::pattern;
 use crate::config::ConnectionConfig;
 use crate::connection::{Connection, Event, State};
 use crate::endpoint::{DatagramEvent, Endpoint};
@@ -46,11 +47,6 @@ pub fn connection(data: &[u8]) {
         world.step(&mut input);
     }
     world.settle(50);
-}
-
-/// Stream byte `offset` written by side `side`: distinct per side, period 251.
-fn pattern(side: usize, offset: u64) -> u8 {
-    ((offset * 7 + side as u64 * 13) % 251) as u8
 }
 
 /// One simulated host: an endpoint, its connections, and its outgoing queue.
@@ -99,6 +95,7 @@ impl World {
         let mut server = Side::new(2, seed ^ 0x5EED);
         server.endpoint.listen(ConnectionConfig::default());
         let now = Instant::from_micros(1_000_000);
+        // Cannot fail: the client endpoint is fresh and the config is not rendezvous.
         let conn = client
             .endpoint
             .connect(now, server.addr, ConnectionConfig::default())

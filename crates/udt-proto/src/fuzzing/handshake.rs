@@ -6,26 +6,25 @@
 //! accept, or not), responses to a connecting caller, and rendezvous handshakes. Whatever is
 //! accepted is then run for a while.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use super::input::Input;
+use super::support::encode_handshake as encode;
 use crate::config::ConnectionConfig;
 use crate::connection::Connection;
 use crate::endpoint::{DatagramEvent, Endpoint};
 use crate::handshake::Connector;
 use crate::seq::{SeqNumber, SocketId};
 use crate::time::Instant;
-use crate::wire::{
-    ControlBody, ControlRepr, HandshakeRepr, Packet, ReqType, SocketType, Timestamp,
-};
+use crate::wire::{ControlBody, ControlRepr, HandshakeRepr, Packet, ReqType, SocketType};
 
 /// No panic on any sequence of arbitrary handshakes, every connection they create runs
 /// without panicking, and each runs with an MSS in 76..=65535.
 pub fn handshake(data: &[u8]) {
     let mut input = Input::new(data);
-    let client: SocketAddr = "192.0.2.7:4000".parse().expect("literal address");
-    let server: SocketAddr = "192.0.2.8:9000".parse().expect("literal address");
+    let client = SocketAddr::from(([192, 0, 2, 7], 4000));
+    let server = SocketAddr::from(([192, 0, 2, 8], 9000));
     let mut now = Instant::from_micros(1_000_000);
     let mut listener = Endpoint::new(input.u64());
     listener.listen(ConnectionConfig::default());
@@ -33,6 +32,7 @@ pub fn handshake(data: &[u8]) {
     let mut rendezvous_config = ConnectionConfig::default();
     rendezvous_config.rendezvous(true);
     let mut conns: Vec<Connection> = Vec::new();
+    // Cannot fail: `caller` is fresh, not listening, and the config is not rendezvous.
     let mut connecting = vec![caller
         .connect(now, server, ConnectionConfig::default())
         .expect("first connect")];
@@ -106,7 +106,7 @@ fn arbitrary_handshake(input: &mut Input<'_>) -> HandshakeRepr {
         1500,
         8192,
         SocketId(input.u32()),
-        "192.0.2.8".parse().expect("literal address"),
+        IpAddr::from([192, 0, 2, 8]),
         false,
     );
     let mut hs = template;
@@ -139,17 +139,6 @@ fn arbitrary_handshake(input: &mut Input<'_>) -> HandshakeRepr {
         hs.socket_id = SocketId(input.u32());
     }
     hs
-}
-
-fn encode(hs: HandshakeRepr, dst: SocketId) -> Vec<u8> {
-    let mut out = Vec::new();
-    Packet::Control(ControlRepr {
-        timestamp: Timestamp(0),
-        dst,
-        body: ControlBody::Handshake(hs),
-    })
-    .emit(&mut out);
-    out
 }
 
 /// Drain a connection's output and run its due timers (bounded, so a bug cannot hang the

@@ -32,15 +32,14 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use super::input::Input;
+use super::support::{encode_handshake, pattern};
 use crate::config::ConnectionConfig;
 use crate::connection::{Connection, State};
 use crate::endpoint::{DatagramEvent, Endpoint};
 use crate::handshake::Connector;
 use crate::seq::{SeqNumber, SocketId};
 use crate::time::Instant;
-use crate::wire::{
-    ControlBody, ControlRepr, HandshakeRepr, Packet, ReqType, SocketType, Timestamp, HEADER_LEN,
-};
+use crate::wire::{ControlBody, ControlRepr, Packet, ReqType, SocketType, HEADER_LEN};
 
 /// Upper bound on operations per input.
 const MAX_OPS: usize = 300;
@@ -71,11 +70,6 @@ pub fn mux_input(data: &[u8]) {
     }
     world.settle(50);
     world.check();
-}
-
-/// Stream byte `offset` written by host `writer`: distinct per host, period 251.
-fn pattern(writer: usize, offset: u64) -> u8 {
-    ((offset * 7 + writer as u64 * 13) % 251) as u8
 }
 
 /// A datagram on its way to a host.
@@ -272,7 +266,7 @@ impl World {
             3 => hs.version = input.u32() % 6,
             _ => {}
         }
-        let bytes = encode(hs, SocketId::NONE);
+        let bytes = encode_handshake(hs, SocketId::NONE);
         let arrival = self.arrival(input);
         self.receive(LISTENER, self.strangers[who], &bytes, arrival, false);
     }
@@ -350,6 +344,8 @@ impl World {
         }
         match event {
             Some(DatagramEvent::Connection(id)) => {
+                // Property (a panic is a finding): the endpoint routes only to connections
+                // this host holds.
                 let c = h
                     .conns
                     .get_mut(&id)
@@ -663,17 +659,6 @@ fn pick_app(h: &mut Host, pick: u8) -> Option<&mut Conn> {
     let n = h.app.len();
     let id = *h.app.get(usize::from(pick) % n.max(1))?;
     h.conns.get_mut(&id)
-}
-
-fn encode(hs: HandshakeRepr, dst: SocketId) -> Vec<u8> {
-    let mut out = Vec::new();
-    Packet::Control(ControlRepr {
-        timestamp: Timestamp(0),
-        dst,
-        body: ControlBody::Handshake(hs),
-    })
-    .emit(&mut out);
-    out
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use udt_proto::Mode;
 use super::{check_mode, Socket, UdtMessageSocket, UdtStream};
 use crate::error::would_block;
 use crate::mux::MuxRef;
+use crate::open::{bind_listening, check_can_listen};
 use crate::options::{RuntimeOptions, SocketOptions};
 use crate::poller::PollHandle;
 
@@ -39,30 +40,15 @@ impl UdtListener {
         options: impl Into<SocketOptions>,
     ) -> io::Result<Self> {
         let options = options.into();
-        if options.rendezvous() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a rendezvous socket cannot listen (UDT_RENDEZVOUS is on)",
-            ));
-        }
-        let mut last = None;
-        for addr in addr.to_socket_addrs()? {
-            match MuxRef::bind(addr, options.max_datagram(), &options.udp()) {
-                Ok(mux) => {
-                    mux.listen(options.config.clone());
-                    return Ok(Self {
-                        mux,
-                        mode: options.mode(),
-                        runtime: options.runtime,
-                        recv_blocking: AtomicBool::new(options.runtime.recv_blocking),
-                        alive: Arc::new(()),
-                    });
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last
-            .unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to bind")))
+        check_can_listen(&options)?;
+        let mux = bind_listening(addr.to_socket_addrs()?, &options)?;
+        Ok(Self {
+            mux,
+            mode: options.mode(),
+            runtime: options.runtime,
+            recv_blocking: AtomicBool::new(options.runtime.recv_blocking),
+            alive: Arc::new(()),
+        })
     }
 
     /// Wait for the next stream connection (`WouldBlock` at once if none is waiting and

@@ -16,9 +16,7 @@ mod sockopt;
 mod stream;
 
 use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
-
-use udt_proto::Mode;
+use std::net::{SocketAddr, ToSocketAddrs};
 
 pub use listener::{Incoming, UdtListener};
 pub use message::UdtMessageSocket;
@@ -28,39 +26,27 @@ pub use perf::Perfmon;
 pub use stream::UdtStream;
 
 use crate::mux::MuxRef;
+use crate::open::{check_mode, connect_failed, ephemeral_local, rendezvous_options};
 use crate::options::SocketOptions;
 use socket::Socket;
-
-/// Refuse options whose data mode does not match the socket type.
-fn check_mode(have: Mode, want: Mode) -> io::Result<()> {
-    if have == want {
-        Ok(())
-    } else {
-        Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("this socket type needs {want:?}-mode options, not {have:?}"),
-        ))
-    }
-}
 
 /// Connect from a new ephemeral-port multiplexer (4.11: `connect` without `bind`), trying
 /// each address `addr` resolves to.
 fn connect_any(addr: impl ToSocketAddrs, options: &SocketOptions) -> io::Result<Socket> {
     let mut last = None;
     for remote in addr.to_socket_addrs()? {
-        let local = match remote {
-            SocketAddr::V4(_) => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
-            SocketAddr::V6(_) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
-        };
-        let attempt = MuxRef::bind(local, options.max_datagram(), &options.udp())
-            .and_then(|mux| Socket::connect(mux, remote, options));
+        let attempt = MuxRef::bind(
+            ephemeral_local(remote),
+            options.max_datagram(),
+            &options.udp(),
+        )
+        .and_then(|mux| Socket::connect(mux, remote, options));
         match attempt {
             Ok(s) => return Ok(s),
             Err(e) => last = Some(e),
         }
     }
-    Err(last
-        .unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to")))
+    Err(connect_failed(last))
 }
 
 /// Rendezvous: bind `local` and connect to `remote`, which does the same towards us.
@@ -69,8 +55,7 @@ fn rendezvous(
     remote: SocketAddr,
     options: &SocketOptions,
 ) -> io::Result<Socket> {
-    let mut options = options.clone();
-    options.set_rendezvous(true);
+    let options = rendezvous_options(options);
     let mux = MuxRef::bind(local, options.max_datagram(), &options.udp())?;
     Socket::connect(mux, remote, &options)
 }

@@ -11,6 +11,7 @@ use udt_proto::Mode;
 
 use super::{check_mode, Conn, UdtMessageSocket, UdtStream};
 use crate::mux::MuxRef;
+use crate::open::{bind_listening, check_can_listen};
 use crate::options::SocketOptions;
 
 /// A listening UDT socket for async code. Accepted connections share its UDP port (and its
@@ -36,26 +37,11 @@ impl UdtListener {
         options: impl Into<SocketOptions>,
     ) -> io::Result<Self> {
         let options = options.into();
-        if options.rendezvous() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "a rendezvous socket cannot listen (UDT_RENDEZVOUS is on)",
-            ));
-        }
-        let mut last = None;
-        for addr in ::tokio::net::lookup_host(addr).await? {
-            // Opening the socket and starting its I/O thread are quick system calls.
-            match MuxRef::bind(addr, options.max_datagram(), &options.udp()) {
-                Ok(mux) => {
-                    mux.listen(options.config.clone());
-                    let mode = options.mode();
-                    return Ok(Self { mux, mode });
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last
-            .unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to bind")))
+        check_can_listen(&options)?;
+        // Opening the socket and starting its I/O thread are quick system calls.
+        let mux = bind_listening(::tokio::net::lookup_host(addr).await?, &options)?;
+        let mode = options.mode();
+        Ok(Self { mux, mode })
     }
 
     /// Wait for the next stream connection. Cancellation safe: if the future is dropped, no

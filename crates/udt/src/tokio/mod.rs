@@ -88,28 +88,16 @@ mod message;
 mod stream;
 
 use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
-
-use udt_proto::Mode;
+use std::net::SocketAddr;
 
 pub use listener::UdtListener;
 pub use message::UdtMessageSocket;
 pub use stream::UdtStream;
 
 use crate::mux::MuxRef;
+use crate::open::{check_mode, connect_failed, ephemeral_local, rendezvous_options};
 use crate::options::SocketOptions;
 use conn::Conn;
-
-/// Refuse options whose data mode does not match the socket type.
-fn check_mode(have: Mode, want: Mode) -> io::Result<()> {
-    if have == want {
-        return Ok(());
-    }
-    Err(io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("this socket type needs {want:?}-mode options, not {have:?}"),
-    ))
-}
 
 /// Connect from a new ephemeral-port multiplexer, trying each address `addr` resolves to
 /// (name resolution is tokio's, off the runtime's worker threads).
@@ -119,17 +107,12 @@ async fn connect_any(
 ) -> io::Result<Conn> {
     let mut last = None;
     for remote in ::tokio::net::lookup_host(addr).await? {
-        let local = match remote {
-            SocketAddr::V4(_) => SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)),
-            SocketAddr::V6(_) => SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)),
-        };
-        match connect_from(local, remote, options).await {
+        match connect_from(ephemeral_local(remote), remote, options).await {
             Ok(c) => return Ok(c),
             Err(e) => last = Some(e),
         }
     }
-    Err(last
-        .unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to")))
+    Err(connect_failed(last))
 }
 
 /// Open a multiplexer at `local` (an ephemeral port, or the agreed one for rendezvous) and
@@ -153,7 +136,5 @@ async fn rendezvous(
     remote: SocketAddr,
     options: &SocketOptions,
 ) -> io::Result<Conn> {
-    let mut options = options.clone();
-    options.set_rendezvous(true);
-    connect_from(local, remote, &options).await
+    connect_from(local, remote, &rendezvous_options(options)).await
 }
