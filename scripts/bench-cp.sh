@@ -37,9 +37,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The server side runs in A, the client side in B (both on this host without SHAPE).
+# The server side runs in A, the client side in B (both on this host without SHAPE). `in_a`
+# only starts background servers: it execs, so that `$!` is the server's pid (for its CPU).
 HOST=127.0.0.1
-in_a() { "$@"; }
+in_a() { exec "$@"; }
 in_b() { "$@"; }
 if [ -n "$SHAPE" ]; then
   [ "$(id -u)" = 0 ] || { echo "bench-cp.sh: SHAPE needs root (network namespaces)" >&2; exit 2; }
@@ -56,7 +57,7 @@ if [ -n "$SHAPE" ]; then
     tc -n "$ns" qdisc add dev "$dev" root tbf rate "$SHAPE" burst 128kb latency 10ms
   done
   HOST=10.77.0.1
-  in_a() { ip netns exec "$NS_A" "$@"; }
+  in_a() { exec ip netns exec "$NS_A" "$@"; }
   in_b() { ip netns exec "$NS_B" "$@"; }
 fi
 
