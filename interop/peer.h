@@ -244,6 +244,18 @@ static inline std::string udt_error() {
     return std::to_string(UDT::getlasterror_code()) + " " + UDT::getlasterror_desc();
 }
 
+// A blocking recvmsg that works around a 4.11 race: a receiver waiting for data checks
+// "broken" before it reads again, so when the ACK that made the last messages readable and the
+// peer's Shutdown arrive together (a loaded machine, the receiving thread not yet awake), it
+// fails with ECONNLOST although complete messages wait in its buffer. A second call takes the
+// broken path, which reads what is buffered first; it fails only when nothing is left.
+static inline int recvmsg_draining(UDTSOCKET s, char* buf, int len) {
+    int n = UDT::recvmsg(s, buf, len);
+    if (n == UDT::ERROR && UDT::getlasterror_code() == CUDTException::ECONNLOST)
+        n = UDT::recvmsg(s, buf, len);
+    return n;
+}
+
 // Stream receiver: read until `bytes` arrived (or the peer closes when bytes < 0), checking
 // every byte; then one more recv must report the peer's close.
 // --interval: every S seconds (from t0), one line with the bytes received in that interval
@@ -358,7 +370,7 @@ static inline void recv_dgram(UDTSOCKET s, const Options& o, Result& r) {
     long long expect_next = 0;
     double t0 = now_s();
     while (r.msgs < o.msgs) {
-        int n = UDT::recvmsg(s, buf.data(), (int)buf.size());
+        int n = recvmsg_draining(s, buf.data(), (int)buf.size());
         if (n == UDT::ERROR) {
             r.end = udt_error();
             break;
@@ -382,7 +394,7 @@ static inline void recv_dgram(UDTSOCKET s, const Options& o, Result& r) {
     UDT::perfmon(s, &r.perf);
     if (r.msgs != o.msgs) r.ok = false;
     if (r.msgs == o.msgs) {
-        if (UDT::recvmsg(s, buf.data(), (int)buf.size()) == UDT::ERROR) {
+        if (recvmsg_draining(s, buf.data(), (int)buf.size()) == UDT::ERROR) {
             r.end = udt_error();
             r.peer_closed = UDT::getlasterror_code() != CUDTException::ETIMEOUT;
         } else {
@@ -429,7 +441,7 @@ static inline void recv_dgram_lossy(UDTSOCKET s, const Options& o, Result& r) {
     std::vector<bool> seen(o.msgs, false);
     double t0 = now_s();
     for (;;) {
-        int n = UDT::recvmsg(s, buf.data(), (int)buf.size());
+        int n = recvmsg_draining(s, buf.data(), (int)buf.size());
         if (n == UDT::ERROR) {
             r.end = udt_error();
             r.peer_closed = UDT::getlasterror_code() != CUDTException::ETIMEOUT;
