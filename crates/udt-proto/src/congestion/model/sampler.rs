@@ -16,16 +16,20 @@
 //! report more than the sending rate), and `now − sent` is an RTT sample (it includes up to
 //! one ACK period of delay at the receiver, which the min filter mostly removes).
 //!
-//! Markers are placed a fraction of an RTT apart in a fixed ring, so every hook is O(1)
-//! amortised and nothing is allocated per packet.
+//! Markers are placed a fraction of an RTT (or of the gap between ACKs, when ACKs come further
+//! apart than a round trip) apart in a fixed ring, so every hook is O(1) amortised and nothing
+//! is allocated per packet. The ring must reach to the end of each ACK gap: a sample counts
+//! delivery up to its marker but spans the whole gap, so a ring that filled early in the gap
+//! would cap every sample at its own capacity.
 
 use std::time::Duration;
 
 use crate::seq::SeqNumber;
 use crate::time::Instant;
 
-/// How many markers can be outstanding: 8 per RTT for up to four RTTs of flight.
-const MARKERS: usize = 32;
+/// How many markers can be outstanding: 8 per RTT for up to eight RTTs of flight, or 16 per
+/// ACK gap for up to four gaps.
+const MARKERS: usize = 64;
 
 /// One sampled packet.
 #[derive(Clone, Copy, Debug)]
