@@ -346,10 +346,12 @@ impl ModelBased {
         (self.min_rtt() / 8).max(self.ack_gap / 16)
     }
 
-    /// Fold the time since the previous ACK into the smoothed gap (gain 1/8).
+    /// Fold the time since the previous ACK into the smoothed gap (gain 1/8). A gap longer
+    /// than SYN is idle time, not ACK spacing (a busy receiver ACKs at least every SYN): it
+    /// counts as SYN, so markers after an idle spell are at most SYN / 16 apart.
     fn update_ack_gap(&mut self, now: Instant) {
         if let Some(last) = self.last_ack_at {
-            let gap = now - last;
+            let gap = (now - last).min(SYN);
             self.ack_gap = if self.ack_gap.is_zero() {
                 gap
             } else {
