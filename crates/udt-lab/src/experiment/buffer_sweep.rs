@@ -4,8 +4,8 @@
 //!
 //! **What varies:** UDT_SNDBUF and UDT_RCVBUF together, powers of two from 16 KiB to 512 MiB
 //! in the full variant, for ours with each congestion controller that needs no parameter
-//! ([`CONTROLLERS`]: native and model), the two runs of one buffer size back to back so both
-//! see the same machine. The UDP socket buffers stay at
+//! ([`Implementation::ours_all`]: native and model), the two runs of one buffer size back to
+//! back so both see the same machine. The UDP socket buffers stay at
 //! the library's default: it asks for 8 MiB and, as root, forces it past the namespace's
 //! 4 MiB `rmem_max` (the table shows what the socket reported).
 //!
@@ -34,10 +34,6 @@ pub const RTT: Duration = Duration::from_millis(100);
 
 /// Payload bytes per full UDT packet at MTU 1500 (UDT keeps buffers as whole packets).
 pub const PACKET_PAYLOAD: u64 = 1472;
-
-/// The congestion controllers swept, each a series over the same buffers: ours with every
-/// controller of `udt::SocketOptions::CONTROLLER_NAMES` but `fixed-rate` (which needs a rate).
-pub const CONTROLLERS: [&str; 2] = ["native", "model"];
 
 /// The smallest UDT buffer, in packets (both implementations raise smaller ones to this).
 pub const MIN_BUFFER_PACKETS: u64 = 32;
@@ -68,7 +64,7 @@ impl Variant {
     /// controller.
     pub fn full() -> Self {
         Self {
-            implementations: swept(),
+            implementations: Implementation::ours_all(),
             buffers: (14..=29).map(|p| 1u64 << p).collect(),
             file_bytes: 200_000_000,
             budget: Duration::from_secs(15),
@@ -81,7 +77,7 @@ impl Variant {
     /// each controller.
     pub fn quick() -> Self {
         Self {
-            implementations: swept(),
+            implementations: Implementation::ours_all(),
             buffers: vec![64 << 10, 1 << 20, 16 << 20],
             file_bytes: 20_000_000,
             budget: Duration::from_secs(4),
@@ -100,14 +96,6 @@ impl Variant {
         v.timed = super::flow_time(settings, v.timed, v.timed);
         v
     }
-}
-
-/// Ours with each of [`CONTROLLERS`].
-fn swept() -> Vec<Implementation> {
-    CONTROLLERS
-        .iter()
-        .map(|cc| Implementation::ours(cc))
-        .collect()
 }
 
 /// The bytes a UDT buffer of `bytes` holds, as whole packets (at least 32).
@@ -549,15 +537,6 @@ mod tests {
             let labels: Vec<String> = v.implementations.iter().map(|i| i.label()).collect();
             assert_eq!(labels, ["ours (native)", "ours (model)"]);
         }
-    }
-
-    #[test]
-    fn controllers_are_ours_but_fixed_rate() {
-        let ours: Vec<&str> = udt::SocketOptions::CONTROLLER_NAMES
-            .into_iter()
-            .filter(|n| *n != "fixed-rate")
-            .collect();
-        assert_eq!(ours, CONTROLLERS);
     }
 
     #[test]

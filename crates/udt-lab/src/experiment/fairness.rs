@@ -3,8 +3,8 @@
 //! across them); friendliness: the TCP flows' aggregate beside UDT against the same number of
 //! TCP flows alone; and the total utilisation.
 //!
-//! **Rows:** the UDT flows of a run are ours with one congestion controller ([`CONTROLLERS`]:
-//! native, then model, each over the same grid); the TCP flows are kernel TCP cubic (Linux's
+//! **Rows:** the UDT flows of a run are ours with one congestion controller
+//! ([`Implementation::ours_all`]: native, then model, each over the same grid); the TCP flows are kernel TCP cubic (Linux's
 //! default) and, in the full variant, also bbr (a second background, fewer TCP counts). Each
 //! background has its own all-TCP baseline runs (UDT = 0), shared by both controllers.
 //!
@@ -30,10 +30,6 @@ pub const NOMINAL_RATE_BPS: u64 = 1_000_000_000;
 
 /// The round-trip time of the bottleneck path.
 pub const RTT: Duration = Duration::from_millis(50);
-
-/// Our congestion controllers the UDT flows run, one per run: every one of
-/// `udt::SocketOptions::CONTROLLER_NAMES` but `fixed-rate` (which needs a rate).
-pub const CONTROLLERS: [&str; 2] = ["native", "model"];
 
 /// The TCP flows of a set of runs: a kernel congestion control and its flow counts.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,7 +66,7 @@ impl Grid {
                 },
             ],
             udt: vec![0, 1, 2, 4],
-            implementations: controllers(),
+            implementations: Implementation::ours_all(),
         }
     }
 
@@ -82,7 +78,7 @@ impl Grid {
                 flows: vec![10],
             }],
             udt: vec![0, 2],
-            implementations: controllers(),
+            implementations: Implementation::ours_all(),
         }
     }
 
@@ -108,14 +104,6 @@ impl Grid {
         }
         runs
     }
-}
-
-/// Ours with each of [`CONTROLLERS`].
-fn controllers() -> Vec<Implementation> {
-    CONTROLLERS
-        .iter()
-        .map(|cc| Implementation::ours(cc))
-        .collect()
 }
 
 /// What a run mixed: the TCP and UDT implementations (labels) and flow counts.
@@ -614,15 +602,6 @@ mod tests {
         let full = Grid::full().runs(Duration::from_secs(1));
         assert_eq!(full.len(), 5 * 7);
         assert_eq!(Grid::quick().runs(Duration::from_secs(1)).len(), 3);
-    }
-
-    #[test]
-    fn controllers_are_ours_but_fixed_rate() {
-        let ours: Vec<&str> = udt::SocketOptions::CONTROLLER_NAMES
-            .into_iter()
-            .filter(|n| *n != "fixed-rate")
-            .collect();
-        assert_eq!(ours, CONTROLLERS);
     }
 
     #[test]

@@ -121,14 +121,19 @@ impl Implementation {
         }
     }
 
-    /// Ours with every controller that needs no parameter, libudt, TCP cubic and bbr: the
-    /// usual comparison set.
-    pub fn all() -> Vec<Self> {
-        let mut all: Vec<Self> = udt::SocketOptions::CONTROLLER_NAMES
+    /// Ours with every controller of `udt::SocketOptions::CONTROLLER_NAMES` that needs no
+    /// parameter (all but `fixed-rate`, which needs a rate), in that order.
+    pub fn ours_all() -> Vec<Self> {
+        udt::SocketOptions::CONTROLLER_NAMES
             .iter()
             .filter(|name| **name != "fixed-rate")
             .map(|name| Self::ours(name))
-            .collect();
+            .collect()
+    }
+
+    /// [`Self::ours_all`], libudt, TCP cubic and bbr: the usual comparison set.
+    pub fn all() -> Vec<Self> {
+        let mut all = Self::ours_all();
         all.push(Self::Libudt);
         all.push(Self::Tcp { cc: TcpCc::Cubic });
         all.push(Self::Tcp { cc: TcpCc::Bbr });
