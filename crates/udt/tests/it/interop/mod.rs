@@ -8,7 +8,7 @@
 //!
 //! Sizes: the two bulk stream tests move 256 MiB each (measured in the debug test build: 3.9 s
 //! ours to libudt, 10.7 s libudt to us); `UDT_INTEROP_SMALL=1` makes it 64 MiB. The
-//! killed-peer tests wait out 4.11's ~46 s EXP rule and run only with `UDT_SLOW_TESTS=1`.
+//! killed-peer tests wait out 4.11's ~46 s EXP rule, in parallel.
 
 mod classic;
 mod killed;
