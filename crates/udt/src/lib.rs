@@ -50,6 +50,7 @@ mod mux;
 mod open;
 mod options;
 mod poller;
+mod ports;
 mod shared;
 mod sys;
 #[cfg(feature = "tokio")]
