@@ -221,3 +221,75 @@ fn bind_error(e: io::Error, addr: SocketAddr, waited: bool, table: &Option<Table
         None => e,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options() -> UdpOptions {
+        UdpOptions::default()
+    }
+
+    /// Wait until `mux`'s I/O thread has retired it (no owner, no connection left).
+    fn wait_dying(mux: &Mux) {
+        let until = StdInstant::now() + Duration::from_secs(5);
+        while !mux.is_dying() {
+            assert!(StdInstant::now() < until, "the multiplexer never retired");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_retired_multiplexer_is_never_joined_and_its_port_is_reported_busy_while_held() {
+        let first = open("127.0.0.1:0".parse().unwrap(), 1472, &options()).unwrap();
+        let addr = first.mux().local_addr();
+        let joined = open(addr, 1472, &options()).unwrap();
+        assert!(Arc::ptr_eq(first.shared(), joined.shared()), "shared");
+        let held = Arc::clone(first.shared());
+        drop((first, joined));
+        wait_dying(&held);
+        assert!(MuxRef::join(&held).is_none(), "retired: never revived");
+        // Our strong reference keeps its socket open: a new bind cannot take the port, and
+        // says why.
+        let err = open(addr, 1472, &options()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AddrInUse);
+        assert!(
+            err.to_string().contains("shutting down"),
+            "unexpected message: {err}"
+        );
+        drop(held);
+        let again = open(addr, 1472, &options()).expect("free once the old one is gone");
+        assert_eq!(again.mux().local_addr(), addr);
+    }
+
+    #[test]
+    fn an_unowned_idle_multiplexer_is_retired_for_a_bind_that_cannot_share_it() {
+        let first = open("127.0.0.1:0".parse().unwrap(), 1472, &options()).unwrap();
+        let addr = first.mux().local_addr();
+        drop(first);
+        // Whether or not its I/O thread got there first, a bind with UDT_REUSEADDR off
+        // retires the old multiplexer and takes the port.
+        let off = UdpOptions {
+            reuse_addr: false,
+            ..options()
+        };
+        let second = open(addr, 1472, &off).expect("rebind with reuse off");
+        assert!(!second.mux().is_dying());
+        // The new one has UDT_REUSEADDR off: nobody may join it.
+        let err = open(addr, 1472, &options()).unwrap_err();
+        assert!(err
+            .to_string()
+            .contains("UDT_REUSEADDR is off on the socket holding it"));
+    }
+
+    #[test]
+    fn the_table_is_pruned_of_closed_multiplexers() {
+        for _ in 0..200 {
+            drop(open("127.0.0.1:0".parse().unwrap(), 1472, &options()).unwrap());
+        }
+        let len = lock().as_ref().map_or(0, |t| t.by_addr.len());
+        // Closed entries linger until the next pruning, which keeps the table within twice
+        // the live count (plus the minimum); other tests may hold a few live ones.
+        assert!(len < 200, "{len} entries for ~0 live multiplexers");
+    }
+}

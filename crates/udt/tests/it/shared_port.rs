@@ -314,3 +314,23 @@ fn tokio_connect_from_shares_a_listeners_port() {
             assert_one_multiplexer(addr.port());
         });
 }
+
+/// Rebinding a port the moment its last socket is gone races the old multiplexer's I/O
+/// thread deciding to exit: the new listener either revives it (connections still draining)
+/// or gets a new one, never a dying one (which would accept nothing).
+#[test]
+fn rebinding_a_port_at_once_always_gives_a_working_listener() {
+    let addr = listener().local_addr().unwrap();
+    for round in 0..30 {
+        let l = UdtListener::bind(addr).unwrap_or_else(|e| panic!("round {round}: {e}"));
+        let mut c = UdtStream::connect(addr).unwrap_or_else(|e| panic!("round {round}: {e}"));
+        let (mut s, _) = l.accept().unwrap();
+        transfer(&mut c, &mut s, 4 << 10);
+        if round % 2 == 0 {
+            // Everything closed: the old multiplexer retires while we rebind.
+            c.close().unwrap();
+            drop(s);
+        }
+        // Otherwise `s` is dropped below with the listener and drains in the background.
+    }
+}
