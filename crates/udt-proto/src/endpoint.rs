@@ -59,13 +59,14 @@ pub enum ConnectError {
     /// Rendezvous and listening on one endpoint exclude each other (4.11 error 5007).
     #[error("a rendezvous connection cannot share an endpoint with a listener")]
     RendezvousWithListener,
-    /// Another connection on this endpoint is already connecting to that address.
+    /// Another rendezvous connection on this endpoint already has that peer address (the
+    /// peers' first handshakes carry no socket id, so two would be ambiguous on the wire).
     #[error("already connecting to {0} from this port")]
     AlreadyConnecting(SocketAddr),
 }
 
 impl From<ConnectError> for std::io::Error {
-    /// A second connection to the same address from one port is `AddrInUse`; mixing
+    /// A second rendezvous connection to the same address from one port is `AddrInUse`; mixing
     /// rendezvous with a listener is `InvalidInput`.
     fn from(e: ConnectError) -> Self {
         let kind = match e {
@@ -104,7 +105,9 @@ pub struct Endpoint {
     /// Accepted connections by (client address, client socket id): a repeated request is
     /// routed to its connection, which repeats its response.
     by_peer: HashMap<(SocketAddr, SocketId), SocketId>,
-    /// Connecting or rendezvous connections by peer address, for requests sent to socket 0.
+    /// Rendezvous connections by peer address, for handshakes sent to socket 0. Only
+    /// rendezvous needs it: a listener answers a caller at the caller's own socket id, so any
+    /// number of caller connections may share one remote, told apart by socket id.
     by_remote: HashMap<SocketAddr, SocketId>,
     stats: EndpointStats,
     /// Tests pin the next ISN to exercise the sequence wrap.
@@ -148,23 +151,35 @@ impl Endpoint {
     }
 
     /// Start connecting to `remote` (a listener, or a rendezvous peer if `config` says so).
+    /// Several caller connections may go to one remote; a second rendezvous connection to a
+    /// remote is refused ([`ConnectError::AlreadyConnecting`]).
     pub fn connect(
         &mut self,
         now: Instant,
         remote: SocketAddr,
         config: ConnectionConfig,
     ) -> Result<Connection, ConnectError> {
-        if config.rendezvous && self.listener.is_some() {
-            return Err(ConnectError::RendezvousWithListener);
-        }
-        if self.by_remote.contains_key(&remote) {
-            return Err(ConnectError::AlreadyConnecting(remote));
+        if config.rendezvous {
+            if self.listener.is_some() {
+                return Err(ConnectError::RendezvousWithListener);
+            }
+            if self.by_remote.contains_key(&remote) {
+                return Err(ConnectError::AlreadyConnecting(remote));
+            }
         }
         let id = self.allocate_id();
         let isn = self.random_isn();
         self.live.insert(id);
-        self.by_remote.insert(remote, id);
+        if config.rendezvous {
+            self.by_remote.insert(remote, id);
+        }
         Ok(Connection::connect(now, config, id, remote, isn))
+    }
+
+    /// Whether a rendezvous connection lives on this endpoint (a listener would take its
+    /// handshakes, which arrive for socket 0: the runtime refuses to listen then).
+    pub fn has_rendezvous(&self) -> bool {
+        !self.by_remote.is_empty()
     }
 
     /// Decide where a datagram from `remote` goes. Stateless replies are appended to `buf`.

@@ -203,7 +203,7 @@ impl Driver {
     }
 
     fn finished(&self) -> bool {
-        self.mux.unowned() && self.mux.lock().conns.is_empty()
+        self.mux.try_retire()
     }
 
     /// Sleep until the socket is readable, the application wakes us, or the next deadline

@@ -14,7 +14,10 @@
 //! - [`Poller`]: UDT4's epoll: wait for IN / OUT / ERR on many sockets at once.
 //! - Underneath, one *multiplexer* per local UDP port: one socket and one I/O thread serving
 //!   any number of connections, demultiplexed by socket id (4.11 §2.1). Accepted connections
-//!   share the listener's port; `connect` opens a new ephemeral port.
+//!   share the listener's port; `connect` opens a new ephemeral port; sockets bound to one
+//!   address (a listener, [`UdtStream::connect_from`], rendezvous) share its multiplexer when
+//!   UDT_REUSEADDR is on for both and their MSS is the same
+//!   ([`SocketOptions::set_reuse_addr`]).
 //! - The protocol itself is `udt_proto`'s sans-IO core; this crate only moves bytes, keeps
 //!   time and paces: batched `recvmmsg`/`sendmmsg`, and a wait that sleeps with nanosecond
 //!   timeouts and spins only the last few microseconds before a deadline.
@@ -50,6 +53,7 @@ mod mux;
 mod open;
 mod options;
 mod poller;
+mod ports;
 mod shared;
 mod sys;
 #[cfg(feature = "tokio")]

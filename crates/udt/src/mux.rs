@@ -7,6 +7,11 @@
 //! application call has touched. [`MuxRef`] is an application's counted handle: when the last
 //! one is gone and every connection has drained, the I/O thread exits and the port closes.
 //!
+//! Sockets find a multiplexer to share through the registry in `ports` (UDT_REUSEADDR). A
+//! multiplexer whose owners went to zero while connections still drain may gain an owner
+//! again ([`MuxRef::join`]); once the I/O thread has decided to exit ([`Mux::try_retire`]
+//! marks the count [`RETIRED`] in the same atomic step that checks it is zero) it never does.
+//!
 //! Lock order: `Mux::state`, then a connection's lock, then `Mux::pending` (a leaf).
 
 use std::collections::{HashMap, VecDeque};
@@ -28,6 +33,9 @@ use crate::sys::{self, Waker};
 /// Accepted connections waiting for `accept` (4.11's listen backlog; beyond it requests are
 /// refused).
 pub(crate) const DEFAULT_BACKLOG: usize = 1024;
+
+/// The owner count of a multiplexer whose I/O thread exits: no handle may join it any more.
+const RETIRED: usize = usize::MAX;
 
 /// State shared by the I/O thread and the application handles of one port.
 pub(crate) struct Mux {
@@ -121,9 +129,24 @@ impl Mux {
         self.has_pending.load(SeqCst)
     }
 
-    /// Whether no application handle is left.
-    pub(crate) fn unowned(&self) -> bool {
-        self.owners.load(SeqCst) == 0
+    /// Whether the I/O thread may exit now, because no application handle and no connection
+    /// is left (the I/O thread asks; so does a bind that may not share this multiplexer and
+    /// would otherwise wait for it to notice). A `true` is final: the owner count becomes
+    /// [`RETIRED`] in the same atomic step that sees it zero, under the state lock that
+    /// connections are added under, so [`MuxRef::join`] can never revive it.
+    pub(crate) fn try_retire(&self) -> bool {
+        let state = self.lock();
+        state.conns.is_empty()
+            && match self.owners.compare_exchange(0, RETIRED, SeqCst, SeqCst) {
+                Ok(_) => true,
+                Err(n) => n == RETIRED,
+            }
+    }
+
+    /// Whether this multiplexer stopped or is stopping for good (retired or aborted): a
+    /// socket binding its address must not join it.
+    pub(crate) fn is_dying(&self) -> bool {
+        self.owners.load(SeqCst) == RETIRED || self.aborted.load(SeqCst)
     }
 
     /// Queue `conn` for the I/O thread after an application call changed it (new data, close,
@@ -148,8 +171,9 @@ impl Mux {
 pub(crate) struct MuxRef(Arc<Mux>);
 
 impl MuxRef {
-    /// Open a port at `addr` and start its I/O thread. `max_datagram` is the largest UDP
-    /// payload its connections will use; `udp` sets the socket's options.
+    /// Open a new port at `addr` and start its I/O thread. `max_datagram` is the largest UDP
+    /// payload its connections will use; `udp` sets the socket's options. Sockets call
+    /// `ports::open` instead, which shares a multiplexer when UDT_REUSEADDR allows.
     pub(crate) fn bind(
         addr: SocketAddr,
         max_datagram: usize,
@@ -186,6 +210,26 @@ impl MuxRef {
         Ok(Self(mux))
     }
 
+    /// A new handle on a live multiplexer found in the registry, or `None` if it is dying
+    /// (retired: its I/O thread exits; or aborted). Joining one whose last handle is gone
+    /// but whose connections still drain is fine: its I/O thread is still running and now
+    /// keeps running.
+    pub(crate) fn join(mux: &Arc<Mux>) -> Option<Self> {
+        if mux.aborted.load(SeqCst) {
+            return None;
+        }
+        let mut n = mux.owners.load(SeqCst);
+        loop {
+            if n == RETIRED {
+                return None;
+            }
+            match mux.owners.compare_exchange(n, n + 1, SeqCst, SeqCst) {
+                Ok(_) => return Some(Self(Arc::clone(mux))),
+                Err(now) => n = now,
+            }
+        }
+    }
+
     pub(crate) fn mux(&self) -> &Mux {
         &self.0
     }
@@ -195,9 +239,31 @@ impl MuxRef {
         &self.0
     }
 
-    /// Accept connection requests with `config`.
-    pub(crate) fn listen(&self, config: ConnectionConfig) {
-        self.0.lock().endpoint.listen(config);
+    /// Accept connection requests with `config`, unless another socket already listens on
+    /// this port (4.11 refuses a second listener) or a rendezvous connection lives here (the
+    /// listener would take its handshakes, which come for socket 0).
+    pub(crate) fn listen(&self, config: ConnectionConfig) -> io::Result<()> {
+        let mut state = self.0.lock();
+        if state.endpoint.is_listening() {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                format!(
+                    "another UDT socket is already listening on {}",
+                    self.0.local_addr
+                ),
+            ));
+        }
+        if state.endpoint.has_rendezvous() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "cannot listen on {}: a rendezvous connection uses that port",
+                    self.0.local_addr
+                ),
+            ));
+        }
+        state.endpoint.listen(config);
+        Ok(())
     }
 
     /// Stop accepting, and close connections that were accepted but never taken.

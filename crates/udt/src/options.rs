@@ -22,7 +22,7 @@
 //! | UDT_RENDEZVOUS | [`SocketOptions::set_rendezvous`] (or the `rendezvous` constructors) | false |
 //! | UDT_SNDTIMEO | [`SocketOptions::set_send_timeout`], socket `set_write_timeout` | none |
 //! | UDT_RCVTIMEO | [`SocketOptions::set_recv_timeout`], socket `set_read_timeout` | none |
-//! | UDT_REUSEADDR | [`SocketOptions::set_reuse_addr`] | true |
+//! | UDT_REUSEADDR | [`SocketOptions::set_reuse_addr`]: sockets bound to one address share one multiplexer (UDP socket, I/O thread) | true |
 //! | UDT_MAXBW | [`SocketOptions::set_max_bandwidth`], socket `set_max_bandwidth` | unlimited |
 //! | UDT_STATE, UDT_EVENT, UDT_SNDDATA, UDT_RCVDATA | socket `state`, `events`, `send_data_pkts`, `recv_data_pkts` | read-only |
 
@@ -322,7 +322,16 @@ impl SocketOptions {
         self.runtime.recv_timeout
     }
 
-    /// UDT_REUSEADDR: let other sockets bind the same UDP port (SO_REUSEADDR; default true).
+    /// UDT_REUSEADDR (default true), by its 4.11 meaning: UDT sockets of this process bound
+    /// to the same local address (a listener, [`crate::UdtStream::connect_from`], rendezvous)
+    /// share one multiplexer, that is one UDP socket and one I/O thread, when both have it on
+    /// and the same MSS; their connections are told apart by socket id. Off on either side,
+    /// binding an address another UDT socket holds is `AddrInUse` saying that UDT_REUSEADDR
+    /// is off. A socket that joins a multiplexer uses the UDP_SNDBUF / UDP_RCVBUF it was
+    /// opened with (its first socket's). Port 0, or `connect` without a local address,
+    /// always opens a new port. The kernel's SO_REUSEADDR is never set: it would split one
+    /// port's datagrams between two kernel sockets, and UDP needs no help to rebind a port
+    /// after a restart.
     pub fn set_reuse_addr(&mut self, on: bool) -> &mut Self {
         self.reuse_addr = on;
         self

@@ -323,6 +323,7 @@ fn handshake_survives_heavy_loss() {
 mod listener_flood;
 mod messages;
 mod raw_peer;
+mod shared_port;
 mod small;
 
 /// A reader that empties a small receive buffer only every 100 ms must not make the sender

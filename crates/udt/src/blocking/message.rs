@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use udt_proto::Mode;
 
-use super::{check_mode, connect_any, rendezvous, Socket};
+use super::{check_mode, connect_any, connect_from, rendezvous, Socket};
 use crate::options::SocketOptions;
 
 /// A connection that carries whole messages: each `send_msg` arrives as one `recv_msg`, or
@@ -46,6 +46,22 @@ impl UdtMessageSocket {
         let options = options.into();
         check_mode(options.mode(), Mode::Message)?;
         rendezvous(local, remote, &options).map(Self::from_socket)
+    }
+
+    /// Connect from the local address `local` (UDT4: `bind`, then `connect`) to a message-mode listener
+    /// at `remote`. With UDT_REUSEADDR on (the default) on both sides, `local` may be the
+    /// address of a listener or of other connections of this process with the same MSS:
+    /// they all share one UDP port and one I/O thread, and several connections from one
+    /// port may go to the same remote. A port held with UDT_REUSEADDR off on either side is
+    /// `AddrInUse`. Port 0 picks a new ephemeral port, like [`Self::connect_with`].
+    pub fn connect_from(
+        local: SocketAddr,
+        remote: impl ToSocketAddrs,
+        options: impl Into<SocketOptions>,
+    ) -> io::Result<Self> {
+        let options = options.into();
+        check_mode(options.mode(), Mode::Message)?;
+        connect_from(local, remote, &options).map(Self::from_socket)
     }
 
     pub(crate) fn from_socket(socket: Socket) -> Self {

@@ -25,8 +25,9 @@ pub(crate) use perf::PerfSnapshot;
 pub use perf::Perfmon;
 pub use stream::UdtStream;
 
-use crate::mux::MuxRef;
-use crate::open::{check_mode, connect_failed, ephemeral_local, rendezvous_options};
+use crate::open::{
+    check_mode, connect_failed, ephemeral_local, open_port, reachable_from, rendezvous_options,
+};
 use crate::options::SocketOptions;
 use socket::Socket;
 
@@ -35,18 +36,37 @@ use socket::Socket;
 fn connect_any(addr: impl ToSocketAddrs, options: &SocketOptions) -> io::Result<Socket> {
     let mut last = None;
     for remote in addr.to_socket_addrs()? {
-        let attempt = MuxRef::bind(
-            ephemeral_local(remote),
-            options.max_datagram(),
-            &options.udp(),
-        )
-        .and_then(|mux| Socket::connect(mux, remote, options));
-        match attempt {
+        match connect_one(ephemeral_local(remote), remote, options) {
             Ok(s) => return Ok(s),
             Err(e) => last = Some(e),
         }
     }
     Err(connect_failed(last))
+}
+
+/// Connect from `local` (4.11: `bind`, then `connect`), sharing the multiplexer already on
+/// that address when UDT_REUSEADDR allows; tries each address of `addr` in `local`'s family.
+fn connect_from(
+    local: SocketAddr,
+    addr: impl ToSocketAddrs,
+    options: &SocketOptions,
+) -> io::Result<Socket> {
+    let mut last = None;
+    for remote in reachable_from(local, addr.to_socket_addrs()?)? {
+        match connect_one(local, remote, options) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(connect_failed(last))
+}
+
+fn connect_one(
+    local: SocketAddr,
+    remote: SocketAddr,
+    options: &SocketOptions,
+) -> io::Result<Socket> {
+    Socket::connect(open_port(local, options)?, remote, options)
 }
 
 /// Rendezvous: bind `local` and connect to `remote`, which does the same towards us.
@@ -55,7 +75,5 @@ fn rendezvous(
     remote: SocketAddr,
     options: &SocketOptions,
 ) -> io::Result<Socket> {
-    let options = rendezvous_options(options);
-    let mux = MuxRef::bind(local, options.max_datagram(), &options.udp())?;
-    Socket::connect(mux, remote, &options)
+    connect_one(local, remote, &rendezvous_options(options))
 }

@@ -89,7 +89,7 @@ impl BufferSize {
 /// with a thousand clients connecting at once, ~2% of them shared a port and lost their
 /// handshake responses (and later their control packets) to the other socket. UDT_REUSEADDR's
 /// meaning in 4.11 is sharing a multiplexer inside the process, which is the multiplexer
-/// layer's business, not the kernel's.
+/// registry's business (`ports.rs`), not the kernel's.
 pub(crate) fn bind_udp(addr: SocketAddr, opts: &UdpOptions) -> io::Result<(UdpSocket, SocketInfo)> {
     let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
     if addr.is_ipv6() {

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use udt_proto::Mode;
 
-use super::{check_mode, connect_any, rendezvous, Conn};
+use super::{check_mode, connect_any, connect_from, rendezvous, Conn};
 use crate::options::SocketOptions;
 
 /// A connection that carries whole messages: each `send_msg` arrives as one `recv_msg`, or
@@ -41,6 +41,21 @@ impl UdtMessageSocket {
         let options = SocketOptions::new(Mode::Message);
         Ok(Self {
             conn: rendezvous(local, remote, &options).await?,
+        })
+    }
+
+    /// Connect from the local address `local` (UDT4: `bind`, then `connect`); sharing the
+    /// port with a listener or other connections of this process as UDT_REUSEADDR allows
+    /// (see the blocking [`crate::UdtMessageSocket::connect_from`]).
+    pub async fn connect_from(
+        local: SocketAddr,
+        remote: impl ::tokio::net::ToSocketAddrs,
+        options: impl Into<SocketOptions>,
+    ) -> io::Result<Self> {
+        let options = options.into();
+        check_mode(options.mode(), Mode::Message)?;
+        Ok(Self {
+            conn: connect_from(local, remote, &options).await?,
         })
     }
 

@@ -94,8 +94,9 @@ pub use listener::UdtListener;
 pub use message::UdtMessageSocket;
 pub use stream::UdtStream;
 
-use crate::mux::MuxRef;
-use crate::open::{check_mode, connect_failed, ephemeral_local, rendezvous_options};
+use crate::open::{
+    check_mode, connect_failed, ephemeral_local, open_port, reachable_from, rendezvous_options,
+};
 use crate::options::SocketOptions;
 use conn::Conn;
 
@@ -107,7 +108,7 @@ async fn connect_any(
 ) -> io::Result<Conn> {
     let mut last = None;
     for remote in ::tokio::net::lookup_host(addr).await? {
-        match connect_from(ephemeral_local(remote), remote, options).await {
+        match connect_one(ephemeral_local(remote), remote, options).await {
             Ok(c) => return Ok(c),
             Err(e) => last = Some(e),
         }
@@ -115,15 +116,32 @@ async fn connect_any(
     Err(connect_failed(last))
 }
 
-/// Open a multiplexer at `local` (an ephemeral port, or the agreed one for rendezvous) and
-/// connect it to `remote`, waiting for the handshake without blocking the thread.
+/// Connect from `local` (UDT4's `bind`, then `connect`), sharing the multiplexer already on
+/// that address when UDT_REUSEADDR allows; tries each address of `addr` in `local`'s family.
 async fn connect_from(
+    local: SocketAddr,
+    addr: impl ::tokio::net::ToSocketAddrs,
+    options: &SocketOptions,
+) -> io::Result<Conn> {
+    let mut last = None;
+    for remote in reachable_from(local, ::tokio::net::lookup_host(addr).await?)? {
+        match connect_one(local, remote, options).await {
+            Ok(c) => return Ok(c),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(connect_failed(last))
+}
+
+/// Get the multiplexer at `local` (a new ephemeral port, or the one bound there) and connect
+/// it to `remote`, waiting for the handshake without blocking the thread.
+async fn connect_one(
     local: SocketAddr,
     remote: SocketAddr,
     options: &SocketOptions,
 ) -> io::Result<Conn> {
     // Opening the UDP socket and starting its I/O thread are quick system calls.
-    let mux = MuxRef::bind(local, options.max_datagram(), &options.udp())?;
+    let mux = open_port(local, options)?;
     let conn = mux.connect(remote, options.config.clone())?;
     let conn = Conn::new(mux, conn);
     std::future::poll_fn(|cx| conn.poll_connected(cx)).await?;
@@ -136,5 +154,5 @@ async fn rendezvous(
     remote: SocketAddr,
     options: &SocketOptions,
 ) -> io::Result<Conn> {
-    connect_from(local, remote, &rendezvous_options(options)).await
+    connect_one(local, remote, &rendezvous_options(options)).await
 }

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use ::tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use udt_proto::Mode;
 
-use super::{check_mode, connect_any, rendezvous, Conn};
+use super::{check_mode, connect_any, connect_from, rendezvous, Conn};
 use crate::options::SocketOptions;
 
 /// A reliable, ordered byte stream over UDT (`SOCK_STREAM`), for async code.
@@ -66,6 +66,21 @@ impl UdtStream {
         check_mode(options.mode(), Mode::Stream)?;
         Ok(Self {
             conn: rendezvous(local, remote, &options).await?,
+        })
+    }
+
+    /// Connect from the local address `local` (UDT4: `bind`, then `connect`); sharing the
+    /// port with a listener or other connections of this process as UDT_REUSEADDR allows
+    /// (see the blocking [`crate::UdtStream::connect_from`]).
+    pub async fn connect_from(
+        local: SocketAddr,
+        remote: impl ::tokio::net::ToSocketAddrs,
+        options: impl Into<SocketOptions>,
+    ) -> io::Result<Self> {
+        let options = options.into();
+        check_mode(options.mode(), Mode::Stream)?;
+        Ok(Self {
+            conn: connect_from(local, remote, &options).await?,
         })
     }
 

@@ -14,6 +14,7 @@ mod classic;
 mod killed;
 mod message;
 mod relay;
+mod shared_port;
 mod stream;
 
 use std::io::{self, Read, Write};
