@@ -43,7 +43,7 @@ use udt_proto::{DatagramEvent, Incoming, Instant, Transmit};
 
 use crate::mux::{Mux, MuxState};
 use crate::shared::{ConnShared, ConnState};
-use crate::sys::{self, ErrorQueue, IcmpReport, RecvBatch, SendBatch};
+use crate::sys::{self, ErrorQueue, RecvBatch, SendBatch};
 
 /// Shortest timer sleep. Deadlines closer than this are served late, together with the
 /// packets that fall due meanwhile: at 1 Gbit/s (a packet every 12 µs) one wake-up and one
@@ -184,21 +184,27 @@ impl Driver {
     }
 
     /// Hand each port unreachable drained from the error queue to the connections whose
-    /// peer has that address (a linear scan: a rare event).
+    /// peer has that address: one pass over the connections (a rare event) against the
+    /// sorted, deduplicated addresses, so a burst of ICMPs costs no more than one.
     fn deliver_icmp(&mut self, now: Instant) {
         if !self.out.errq.has_reports() {
             return;
         }
-        let reports: Vec<IcmpReport> = self.out.errq.take().collect();
+        let mut closed: Vec<SocketAddr> = self
+            .out
+            .errq
+            .take()
+            .map(|r| canonical(r.destination))
+            .collect();
+        closed.sort_unstable();
+        closed.dedup();
+        tracing::debug!(peers = ?closed, "ICMP port unreachable");
         let state = self.mux.lock();
-        for report in reports {
-            tracing::debug!(peer = %report.destination, "ICMP port unreachable");
-            for conn in state.conns.values() {
-                let mut st = conn.lock();
-                if same_peer(st.conn.remote(), report.destination) {
-                    st.conn.handle_unreachable(now);
-                    self.out.drive(now, conn, &mut st);
-                }
+        for conn in state.conns.values() {
+            let mut st = conn.lock();
+            if closed.binary_search(&canonical(st.conn.remote())).is_ok() {
+                st.conn.handle_unreachable(now);
+                self.out.drive(now, conn, &mut st);
             }
         }
     }
@@ -388,10 +394,10 @@ impl Output {
     }
 }
 
-/// Whether an ICMP's destination is this connection's peer (an IPv4 peer of a dual-stack
-/// socket may appear IPv4-mapped on one side and plain on the other).
-fn same_peer(a: SocketAddr, b: SocketAddr) -> bool {
-    a.port() == b.port() && a.ip().to_canonical() == b.ip().to_canonical()
+/// An address as compared with an ICMP's destination: an IPv4 peer of a dual-stack socket
+/// may appear IPv4-mapped on one side and plain on the other.
+fn canonical(a: SocketAddr) -> SocketAddr {
+    SocketAddr::new(a.ip().to_canonical(), a.port())
 }
 
 /// Turns the kernel's arrival stamps (`CLOCK_REALTIME`, the only clock socket timestamps
@@ -466,9 +472,11 @@ mod tests {
     fn icmp_destinations_match_mapped_and_plain_peers() {
         let plain: SocketAddr = "127.0.0.1:9000".parse().unwrap();
         let mapped: SocketAddr = "[::ffff:127.0.0.1]:9000".parse().unwrap();
-        assert!(same_peer(plain, mapped) && same_peer(mapped, plain));
-        assert!(!same_peer(plain, "127.0.0.1:9001".parse().unwrap()));
-        assert!(!same_peer(plain, "127.0.0.2:9000".parse().unwrap()));
+        assert_eq!(canonical(mapped), plain);
+        assert_eq!(canonical(plain), plain);
+        assert_ne!(canonical(plain), "127.0.0.1:9001".parse().unwrap());
+        let v6: SocketAddr = "[2001:db8::1]:9000".parse().unwrap();
+        assert_eq!(canonical(v6), v6);
     }
 
     #[test]

@@ -189,6 +189,8 @@ mod tests {
             .get_ref()
             .and_then(|i| i.downcast_ref::<ConnectionError>());
         assert_eq!(inner, Some(&ConnectionError::PeerLost));
+        let e = io::Error::from(RecvError::Closed(ConnectionError::PeerUnreachable));
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
         let e = io::Error::from(RecvError::Closed(ConnectionError::ConnectTimeout));
         assert_eq!(e.kind(), io::ErrorKind::TimedOut);
         assert_eq!(

@@ -184,8 +184,11 @@ impl ErrorQueue {
         if r < 0 {
             return None;
         }
-        let kind = extended_error(&msg)?;
-        let kind = classify(kind.ee_origin, kind.ee_type, kind.ee_code);
+        // An entry read is gone from the queue even when it is not understood.
+        let Some(ee) = extended_error(&msg) else {
+            return Some(None);
+        };
+        let kind = classify(ee.ee_origin, ee.ee_type, ee.ee_code);
         let destination = (msg.msg_namelen > 0)
             .then(|| sockaddr_to_std(&name))
             .flatten();
@@ -197,7 +200,7 @@ impl ErrorQueue {
 }
 
 /// The `sock_extended_err` among `msg`'s control messages, if the kernel put one there
-/// whole. (`None` here also ends a drain: an entry without one is not expected.)
+/// whole (it always does for `IP_RECVERR` entries unless the control space was too short).
 fn extended_error(msg: &libc::msghdr) -> Option<libc::sock_extended_err> {
     let want = size_of::<libc::sock_extended_err>();
     // SAFETY: `msg` was just filled by recvmsg; the CMSG macros stay within msg_controllen.

@@ -18,7 +18,7 @@ use std::os::fd::AsRawFd;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-pub(crate) use errqueue::{is_icmp_report, ErrorQueue, IcmpReport};
+pub(crate) use errqueue::{is_icmp_report, ErrorQueue};
 pub(crate) use linux::{set_precise_timers, wait, RecvBatch, SendBatch, Waker};
 pub(crate) use segments::split;
 
