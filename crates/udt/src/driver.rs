@@ -15,6 +15,13 @@
 //! an entry that fires early just re-arms. So a busy connection pushes O(1) entries per
 //! packet and an idle one none.
 //!
+//! ICMP errors: the socket has `IP_RECVERR` on, so a peer whose port closed (its process
+//! died) is reported through the socket's error queue. It is drained when `ppoll` says
+//! `POLLERR` and whenever a `recvmmsg`/`sendmmsg` fails only to report such an error (that
+//! call is then retried, never taken as a broken socket); each port unreachable is handed to
+//! every connection to that address as `Connection::handle_unreachable`, a hint the
+//! connection acts on only if the peer then stays silent.
+//!
 //! Waiting: `ppoll` with a nanosecond timeout (and 1 ns timer slack), at least `MIN_SLEEP`
 //! long. Pacing at 1 Gbit/s needs a packet every 12 µs; rather than spinning to hit each slot
 //! (which measured no faster on loopback and burns a core that the receiver and the
@@ -36,7 +43,7 @@ use udt_proto::{DatagramEvent, Incoming, Instant, Transmit};
 
 use crate::mux::{Mux, MuxState};
 use crate::shared::{ConnShared, ConnState};
-use crate::sys::{self, RecvBatch, SendBatch};
+use crate::sys::{self, ErrorQueue, RecvBatch, SendBatch};
 
 /// Shortest timer sleep. Deadlines closer than this are served late, together with the
 /// packets that fall due meanwhile: at 1 Gbit/s (a packet every 12 µs) one wake-up and one
@@ -71,6 +78,8 @@ struct Driver {
 struct Output {
     fd: i32,
     tx: SendBatch,
+    /// ICMP reports drained from the socket, until `Driver::deliver_icmp` routes them.
+    errq: ErrorQueue,
     timers: BinaryHeap<TimerEntry>,
     retire: Vec<Arc<ConnShared>>,
 }
@@ -82,6 +91,7 @@ impl Driver {
             out: Output {
                 fd: mux.fd(),
                 tx: SendBatch::new(slot, mux.socket_info.gso),
+                errq: ErrorQueue::new(),
                 timers: BinaryHeap::new(),
                 retire: Vec::new(),
             },
@@ -98,9 +108,15 @@ impl Driver {
         while !self.mux.aborted.load(SeqCst) {
             self.receive();
             let now = self.mux.now();
+            self.deliver_icmp(now);
             self.serve_pending(now);
             self.run_timers(now);
             self.out.flush();
+            if self.out.errq.has_reports() {
+                // Reports the flush drained: routed now rather than after the next wait.
+                self.deliver_icmp(now);
+                self.out.flush();
+            }
             self.retire_drained();
             if self.finished() {
                 break;
@@ -117,6 +133,12 @@ impl Driver {
         for _ in 0..MAX_RECV_BATCHES {
             let n = match self.rx.recv(self.out.fd) {
                 Ok(n) => n,
+                Err(e) if sys::is_icmp_report(&e) => {
+                    // A pending ICMP error, reported instead of the datagrams: read the
+                    // queue, then read again.
+                    self.out.errq.drain(self.out.fd);
+                    continue;
+                }
                 Err(e) => {
                     tracing::debug!(error = %e, "recvmmsg failed");
                     0
@@ -157,6 +179,32 @@ impl Driver {
             drop(state);
             if n < self.rx.capacity() {
                 return;
+            }
+        }
+    }
+
+    /// Hand each port unreachable drained from the error queue to the connections whose
+    /// peer has that address: one pass over the connections (a rare event) against the
+    /// sorted, deduplicated addresses, so a burst of ICMPs costs no more than one.
+    fn deliver_icmp(&mut self, now: Instant) {
+        if !self.out.errq.has_reports() {
+            return;
+        }
+        let mut closed: Vec<SocketAddr> = self
+            .out
+            .errq
+            .take()
+            .map(|r| canonical(r.destination))
+            .collect();
+        closed.sort_unstable();
+        closed.dedup();
+        tracing::debug!(peers = ?closed, "ICMP port unreachable");
+        let state = self.mux.lock();
+        for conn in state.conns.values() {
+            let mut st = conn.lock();
+            if closed.binary_search(&canonical(st.conn.remote())).is_ok() {
+                st.conn.handle_unreachable(now);
+                self.out.drive(now, conn, &mut st);
             }
         }
     }
@@ -221,9 +269,15 @@ impl Driver {
         self.mux.sleeping.store(true, SeqCst);
         if !self.mux.has_pending() {
             let timeout = left.map(|l| l.max(MIN_SLEEP));
-            if let Err(e) = sys::wait(self.out.fd, self.mux.waker(), timeout) {
-                tracing::warn!(error = %e, "ppoll failed");
-                thread::sleep(Duration::from_millis(1));
+            match sys::wait(self.out.fd, self.mux.waker(), timeout) {
+                Ok(true) => {
+                    self.out.errq.drain(self.out.fd);
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "ppoll failed");
+                    thread::sleep(Duration::from_millis(1));
+                }
             }
         }
         self.mux.sleeping.store(false, SeqCst);
@@ -334,10 +388,16 @@ impl Output {
         if self.tx.is_empty() {
             return;
         }
-        if let Err(e) = self.tx.flush(self.fd) {
+        if let Err(e) = self.tx.flush(self.fd, &mut self.errq) {
             tracing::warn!(error = %e, "sendmmsg failed");
         }
     }
+}
+
+/// An address as compared with an ICMP's destination: an IPv4 peer of a dual-stack socket
+/// may appear IPv4-mapped on one side and plain on the other.
+fn canonical(a: SocketAddr) -> SocketAddr {
+    SocketAddr::new(a.ip().to_canonical(), a.port())
 }
 
 /// Turns the kernel's arrival stamps (`CLOCK_REALTIME`, the only clock socket timestamps
@@ -407,6 +467,17 @@ impl Ord for TimerEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn icmp_destinations_match_mapped_and_plain_peers() {
+        let plain: SocketAddr = "127.0.0.1:9000".parse().unwrap();
+        let mapped: SocketAddr = "[::ffff:127.0.0.1]:9000".parse().unwrap();
+        assert_eq!(canonical(mapped), plain);
+        assert_eq!(canonical(plain), plain);
+        assert_ne!(canonical(plain), "127.0.0.1:9001".parse().unwrap());
+        let v6: SocketAddr = "[2001:db8::1]:9000".parse().unwrap();
+        assert_eq!(canonical(v6), v6);
+    }
 
     #[test]
     fn arrival_stamps_become_ages_on_the_monotonic_clock() {

@@ -3,7 +3,10 @@
 //! # Using a `Connection`
 //! Method groups, by who calls them:
 //! - **Inputs**: [`Connection::handle_datagram`] for every datagram the endpoint routes here,
-//!   [`Connection::handle_timeout`] when the deadline from `poll_timeout` has passed.
+//!   [`Connection::handle_timeout`] when the deadline from `poll_timeout` has passed,
+//!   [`Connection::handle_unreachable`] when the network reports the peer's port closed (an
+//!   ICMP port unreachable: a hint that ends the connection only if the peer then stays
+//!   silent, see `timer.rs`).
 //! - **Outputs**, drained in this order after any input or application call:
 //!   1. [`Connection::poll_transmit`] until it returns `None` (control packets first, then
 //!      data at the pace the congestion controller allows),
@@ -99,6 +102,8 @@ pub struct Connection {
     timers: TimerTable,
     exp_count: u32,
     last_response: Instant,
+    /// An ICMP port unreachable came in: broken at this time unless the peer speaks first.
+    unreachable_deadline: Option<Instant>,
 
     control_out: VecDeque<ControlBody>,
     events: VecDeque<Event>,
@@ -286,6 +291,7 @@ impl Connection {
             timers: TimerTable::default(),
             exp_count: 1,
             last_response: now,
+            unreachable_deadline: None,
             control_out: VecDeque::new(),
             events: VecDeque::new(),
             stats: ConnectionStats::default(),
@@ -358,9 +364,11 @@ impl Connection {
         if self.state == State::Closed {
             return;
         }
-        // Any packet from the peer proves it alive (EXP reset, 4.11 §4.5).
+        // Any packet from the peer proves it alive (EXP reset, 4.11 §4.5), whatever an ICMP
+        // said.
         self.exp_count = 1;
         self.last_response = now;
+        self.unreachable_deadline = None;
         let was_connected = self.state != State::Connecting;
         match packet {
             Packet::Data(d) => self.handle_data(now, &d),

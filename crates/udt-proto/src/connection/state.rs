@@ -30,6 +30,13 @@ pub enum ConnectionError {
     /// Nothing heard from the peer for 16 timeouts and more than 5 s (4.11 ECONNLOST 2001).
     #[error("connection lost: the peer stopped answering")]
     PeerLost,
+    /// The network reported the peer's port closed (ICMP port unreachable) and nothing came
+    /// from the peer during the grace that followed: its process most likely died. Our own
+    /// early detection; 4.11 would report ECONNLOST (2001) after ~46 s instead.
+    #[error(
+        "connection lost: the peer's port is closed (ICMP port unreachable) and it stayed silent for at least 1 s"
+    )]
+    PeerUnreachable,
     /// The peer broke a protocol rule 4.11 treats as fatal (e.g. acknowledged data never sent).
     #[error("connection broken: peer violated the protocol ({0})")]
     ProtocolViolation(&'static str),
@@ -113,7 +120,7 @@ impl ConnectionError {
             Self::Refused => K::ConnectionRefused,
             Self::ConnectTimeout | Self::LingerTimeout => K::TimedOut,
             Self::SecurityCheck => K::PermissionDenied,
-            Self::PeerLost => K::ConnectionReset,
+            Self::PeerLost | Self::PeerUnreachable => K::ConnectionReset,
             Self::ProtocolViolation(_) => K::InvalidData,
             Self::PeerError(_) => K::ConnectionAborted,
             Self::PeerClosed => K::BrokenPipe,
@@ -182,6 +189,8 @@ mod tests {
             .get_ref()
             .and_then(|i| i.downcast_ref::<ConnectionError>());
         assert_eq!(inner, Some(&ConnectionError::PeerLost));
+        let e = io::Error::from(RecvError::Closed(ConnectionError::PeerUnreachable));
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionReset);
         let e = io::Error::from(RecvError::Closed(ConnectionError::ConnectTimeout));
         assert_eq!(e.kind(), io::ErrorKind::TimedOut);
         assert_eq!(

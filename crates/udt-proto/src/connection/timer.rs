@@ -1,5 +1,25 @@
 //! Timer-driven work: handshake resends and the connect deadline, and UDT's EXP timer
-//! (retransmission timeout, keep-alive, and the broken-connection rule, 4.11 §4.5).
+//! (retransmission timeout, keep-alive, and the broken-connection rule, 4.11 §4.5), plus the
+//! ICMP port-unreachable hint that can end a connection sooner than that rule.
+//!
+//! # The unreachable hint (a deviation from 4.11)
+//! 4.11 notices a dead peer only by EXP: 16 silent rounds and more than 5 s, about 46 s of
+//! silence. When the peer's process dies, its kernel usually says so at once: our next
+//! datagram draws an ICMP port unreachable. The runtime passes that on as
+//! [`Connection::handle_unreachable`]. An ICMP message can be forged or stale (an old
+//! message about a port the peer has since reopened), so it is only a hint:
+//! - after a hint, the connection breaks with [`ConnectionError::PeerUnreachable`] if *nothing
+//!   at all* arrives from the peer within the grace (the first hint starts it; later hints do
+//!   not extend or restart it);
+//! - any packet from the peer clears the hint: a peer that still talks is never cut off;
+//! - the grace is max(`UNREACHABLE_GRACE`, 2 × the EXP interval of a connection that has just
+//!   heard from its peer): 1 s on short paths. A live peer sends something at least every
+//!   EXP interval even when idle (ACKs while data flows, keep-alives when not), so twice that
+//!   interval (which includes RTT + 4·RTTVar) always hears from it, and a 1 s floor keeps a
+//!   burst of scheduling delay on a loaded host from looking like silence.
+//! - a connection still handshaking ignores hints (a rendezvous peer may simply not have
+//!   bound its port yet; the connect timeout handles a dead address), and without hints
+//!   4.11's rule applies unchanged.
 
 use std::time::Duration;
 
@@ -15,6 +35,9 @@ const EXP_FLOOR: Duration = Duration::from_millis(300);
 const EXP_BROKEN_COUNT: u32 = 16;
 /// …once the current round is longer than this.
 const EXP_BROKEN_SILENCE: Duration = Duration::from_secs(5);
+/// Shortest silence after an ICMP port unreachable that breaks the connection (see the
+/// module documentation for the full grace).
+pub(crate) const UNREACHABLE_GRACE: Duration = Duration::from_secs(1);
 
 impl Connection {
     pub(super) fn handshake_timer(&mut self, now: Instant) {
@@ -32,24 +55,56 @@ impl Connection {
         self.timers.set(Timer::Handshake, connector.next_timeout());
     }
 
+    /// The ICMP says the peer's port is closed (the runtime saw a port unreachable for
+    /// [`Connection::remote`]). A hint only: the connection breaks with
+    /// [`ConnectionError::PeerUnreachable`] if nothing arrives from the peer during the grace
+    /// that starts now; any packet from the peer cancels it (module documentation of
+    /// `connection/timer.rs`). Ignored while handshaking and after the end.
+    pub fn handle_unreachable(&mut self, now: Instant) {
+        if !matches!(self.state, super::State::Connected | super::State::Closing) {
+            return;
+        }
+        if self.unreachable_deadline.is_none() {
+            let deadline = now + self.unreachable_grace();
+            tracing::debug!(peer = %self.remote, "ICMP port unreachable: peer must speak within the grace");
+            self.unreachable_deadline = Some(deadline);
+            self.arm_exp();
+        }
+    }
+
+    /// How long the peer may stay silent after a port unreachable.
+    fn unreachable_grace(&self) -> Duration {
+        (self.exp_interval_for(1) * 2).max(UNREACHABLE_GRACE)
+    }
+
     /// The EXP interval: the controller's RTO if it sets one, else 4.11's
     /// max(N·(RTT + 4·RTTVar) + SYN, N·300 ms).
     fn exp_interval(&self) -> Duration {
+        self.exp_interval_for(self.exp_count)
+    }
+
+    fn exp_interval_for(&self, n: u32) -> Duration {
         if let Some(rto) = self.cc.rto() {
             return rto;
         }
-        let n = self.exp_count;
         (self.rtt.rto_base() * n + SYN).max(EXP_FLOOR * n)
     }
 
+    /// Arm the EXP timer, which also serves the unreachable hint's deadline when that is
+    /// sooner.
     pub(super) fn arm_exp(&mut self) {
         if matches!(self.state, super::State::Connected | super::State::Closing) {
-            self.timers
-                .set(Timer::Exp, self.last_response + self.exp_interval());
+            let exp = self.last_response + self.exp_interval();
+            let at = self.unreachable_deadline.map_or(exp, |u| u.min(exp));
+            self.timers.set(Timer::Exp, at);
         }
     }
 
     pub(super) fn exp_timer(&mut self, now: Instant) {
+        if self.unreachable_deadline.is_some_and(|u| u <= now) {
+            self.finish_close(Some(ConnectionError::PeerUnreachable));
+            return;
+        }
         if now < self.last_response + self.exp_interval() {
             self.arm_exp();
             return;
@@ -59,11 +114,14 @@ impl Connection {
             self.finish_close(Some(ConnectionError::PeerLost));
             return;
         }
-        if self.snd.buffer.is_empty() {
+        // A keep-alive also when data waits but none is in flight (the peer's window is shut
+        // by a reader that does not read): 4.11 never advertises less than 2 packets, so its
+        // sender always has a packet to resend; ours would fall silent and the reader would
+        // declare it lost after ~46 s (and a port-unreachable hint after its grace).
+        let resending = !self.snd.buffer.is_empty() && self.retransmit_on_timeout(now);
+        if !resending {
             self.control_out.push_back(ControlBody::KeepAlive);
             self.stats.keepalives_sent += 1;
-        } else {
-            self.retransmit_on_timeout(now);
         }
         self.exp_count += 1;
         self.last_response = now;
@@ -71,14 +129,16 @@ impl Connection {
     }
 
     /// No feedback for a whole EXP interval: assume everything unacknowledged is lost (if no
-    /// loss is already queued) and tell the controller.
-    fn retransmit_on_timeout(&mut self, now: Instant) {
+    /// loss is already queued) and tell the controller. Returns whether anything is queued
+    /// for resending (false: nothing is in flight).
+    fn retransmit_on_timeout(&mut self, now: Instant) -> bool {
         let first = self.snd.last_ack;
         let last = self.snd.curr_seq;
         if first <= last && self.snd.loss.is_empty() {
             let added = self.snd.loss.insert(first, last);
             self.stats.send_loss += u64::from(added);
         }
+        let resending = !self.snd.loss.is_empty();
         let info = TimeoutInfo {
             rtt: self.rtt.rtt(),
             recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
@@ -89,5 +149,6 @@ impl Connection {
             self.cc.on_timeout(now, &info);
             self.refresh_cc();
         }
+        resending
     }
 }

@@ -6,7 +6,8 @@
 //! completes (it must, on a perfect network). Then the input is a list of operations: inject
 //! a datagram from the input (optionally re-addressed to a live socket id so it passes the
 //! demultiplexer), deliver, drop, reorder or mutate genuine datagrams in flight, advance
-//! time, jump to the next deadline, write, close, or let the network settle.
+//! time, jump to the next deadline, write, close, report the peer's port unreachable (an
+//! ICMP hint), or let the network settle.
 //!
 //! Checked after every step, besides "no panic": `poll_transmit` ends (a bounded burst), and
 //! while no forged or mutated datagram reached a connection, every byte the application
@@ -148,11 +149,13 @@ impl World {
                 let rounds = usize::from(input.u8() % 32);
                 self.settle(rounds);
             }
-            _ => {
-                if input.u8() == 0xC1 {
-                    self.close(side);
-                }
-            }
+            _ => match input.u8() {
+                0xC1 => self.close(side),
+                // An ICMP port unreachable, forged or stale: the peer still talks, so the
+                // connection must survive it (the byte checks run on regardless).
+                0xC2 => self.unreachable(side),
+                _ => {}
+            },
         }
         self.pump_all();
     }
@@ -318,6 +321,14 @@ impl World {
         let me = &mut self.sides[side];
         if let Some(conn) = me.conns.get_mut(&me.main) {
             conn.close(now);
+        }
+    }
+
+    fn unreachable(&mut self, side: usize) {
+        let now = self.now;
+        let me = &mut self.sides[side];
+        if let Some(conn) = me.conns.get_mut(&me.main) {
+            conn.handle_unreachable(now);
         }
     }
 

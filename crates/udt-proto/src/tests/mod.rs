@@ -6,6 +6,7 @@
 mod extensions;
 mod sim;
 mod throughput;
+mod unreachable;
 
 use std::time::Duration;
 
@@ -225,6 +226,30 @@ fn vanished_peer_is_declared_broken_by_exp() {
         p.sim.conn(cn, c).recv(&mut buf),
         Err(RecvError::Closed(ConnectionError::PeerLost))
     );
+}
+
+/// A reader that stops reading shuts the writer's window with everything sent acknowledged:
+/// the writer has nothing to resend on EXP and must send keep-alives, or the reader would
+/// declare it lost after ~46 s. Reading again resumes the stream.
+#[test]
+fn stalled_reader_keeps_the_connection_alive() {
+    let mut p = Pair::new(perfect(), perfect(), ConnectionConfig::default(), 8);
+    let (c, s) = p.connect(ConnectionConfig::default());
+    let (cn, sn) = (p.client, p.server);
+    let mut check = StreamCheck::new(40 << 20);
+    p.sim.run_until(Duration::from_secs(120), |sim| {
+        check.pump(sim, cn, c);
+        false
+    });
+    assert_eq!(p.sim.conn(cn, c).state(), State::Connected);
+    assert_eq!(p.sim.conn(sn, s).state(), State::Connected);
+    assert!(p.sim.conn(cn, c).stats().keepalives_sent > 0);
+    let ok = p.sim.run_until(Duration::from_secs(30), |sim| {
+        check.pump(sim, cn, c);
+        check.drain(sim, sn, s);
+        check.done()
+    });
+    assert!(ok, "received {} bytes", check.received());
 }
 
 #[test]

@@ -34,6 +34,9 @@ pub(crate) struct Node {
     pub(crate) accepted: Vec<SocketId>,
     /// Drop everything arriving here (a vanished peer).
     pub(crate) dead: bool,
+    /// A dead node's port is closed: each datagram arriving draws an ICMP port unreachable
+    /// (a process that died, where `dead` alone is a host that vanished).
+    pub(crate) port_closed: bool,
 }
 
 /// The simulated network.
@@ -72,6 +75,7 @@ impl Sim {
             conns: BTreeMap::new(),
             accepted: Vec::new(),
             dead: false,
+            port_closed: false,
         });
         n
     }
@@ -206,6 +210,9 @@ impl Sim {
 
     fn arrive(&mut self, src: usize, dst: usize, data: &[u8]) {
         if self.nodes[dst].dead {
+            if self.nodes[dst].port_closed {
+                self.port_unreachable(src, dst);
+            }
             return;
         }
         self.datagrams += 1;
@@ -277,6 +284,26 @@ impl Sim {
     /// Node `n` drops off the network (stops answering and sending).
     pub(crate) fn kill(&mut self, n: usize) {
         self.nodes[n].dead = true;
+    }
+
+    /// Node `n`'s process dies: it stops answering and sending, and its kernel answers what
+    /// arrives with ICMP port unreachable.
+    pub(crate) fn kill_process(&mut self, n: usize) {
+        self.nodes[n].dead = true;
+        self.nodes[n].port_closed = true;
+    }
+
+    /// What a runtime does with an ICMP port unreachable about `dst`'s address arriving at
+    /// `src` (at once: the ICMP's own travel time does not matter here): hint every
+    /// connection to that address.
+    fn port_unreachable(&mut self, src: usize, dst: usize) {
+        let now = self.now;
+        let addr = self.nodes[dst].addr;
+        for conn in self.nodes[src].conns.values_mut() {
+            if conn.remote() == addr {
+                conn.handle_unreachable(now);
+            }
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::null_mut;
 use std::time::Duration;
 
+use super::errqueue::{is_icmp_report, ErrorQueue};
 use super::segments::{plan, Queued, Run};
 use super::{sockaddr_from_std, sockaddr_to_std};
 
@@ -223,6 +224,11 @@ pub(crate) fn gso_supported(fd: RawFd) -> bool {
     r == 0
 }
 
+/// Resends of one flush's datagrams after a call failed only to report an ICMP error: one
+/// would do (the report clears the pending error), more cover ICMPs arriving meanwhile, and
+/// a bound keeps a send that genuinely fails with such an errno from looping.
+const MAX_REPORTED_RETRIES: u32 = 8;
+
 /// Control-message space for one `UDP_SEGMENT` (`cmsghdr` + `u16`, padded: 24 bytes).
 const GSO_CTRL_WORDS: usize = 4;
 
@@ -289,11 +295,13 @@ impl SendBatch {
     /// Send everything queued. Datagrams the kernel refuses (no route, full queue after a
     /// short wait) are dropped as a lossy network would; UDT recovers them. A GSO send the
     /// kernel refuses (EIO: no checksum offload on the route; EINVAL) turns GSO off for good
-    /// and its datagrams go again one by one.
-    pub(crate) fn flush(&mut self, fd: RawFd) -> io::Result<()> {
+    /// and its datagrams go again one by one. A call that failed only to report a pending
+    /// ICMP error sent nothing: the error queue is drained into `errq` and the same datagram
+    /// goes again (a few times at most, as some of those errnos can be the send's own).
+    pub(crate) fn flush(&mut self, fd: RawFd, errq: &mut ErrorQueue) -> io::Result<()> {
         let mut from = 0;
         while from < self.queued.len() {
-            from = self.flush_from(fd, from)?;
+            from = self.flush_from(fd, from, errq)?;
         }
         self.buf.clear();
         self.queued.clear();
@@ -302,7 +310,7 @@ impl SendBatch {
 
     /// Plan and send the datagrams from index `from` on; returns the index to go on from
     /// (the end, or the start of a refused GSO run to resend without GSO).
-    fn flush_from(&mut self, fd: RawFd, from: usize) -> io::Result<usize> {
+    fn flush_from(&mut self, fd: RawFd, from: usize, errq: &mut ErrorQueue) -> io::Result<usize> {
         self.runs.clear();
         plan(&self.queued[from..], self.gso, &mut self.runs);
         for m in 0..self.runs.len() {
@@ -311,7 +319,7 @@ impl SendBatch {
         }
         let n = self.runs.len();
         let mut sent = 0;
-        let mut stalls = 0;
+        let (mut stalls, mut reports) = (0, 0);
         while sent < n {
             // SAFETY: headers sent..n point into buffers owned by `self`.
             let r = unsafe {
@@ -330,6 +338,10 @@ impl SendBatch {
             let run = self.runs[sent];
             match err.raw_os_error() {
                 Some(libc::EINTR) => {}
+                _ if is_icmp_report(&err) && reports < MAX_REPORTED_RETRIES => {
+                    reports += 1;
+                    errq.drain(fd);
+                }
                 Some(libc::EAGAIN) if stalls < 10 => {
                     stalls += 1;
                     wait_writable(fd, Duration::from_millis(1))?;
@@ -424,8 +436,10 @@ impl Waker {
 
 /// Block until `socket` is readable, the waker fires, or `timeout` passes (`None`: no limit).
 /// `ppoll` takes a nanosecond timeout, and with a timer slack of 1 ns the kernel's hrtimer
-/// wakes us within a few microseconds, unlike `poll`/`epoll_wait`'s milliseconds.
-pub(crate) fn wait(socket: RawFd, waker: &Waker, timeout: Option<Duration>) -> io::Result<()> {
+/// wakes us within a few microseconds, unlike `poll`/`epoll_wait`'s milliseconds. Returns
+/// whether the socket reported `POLLERR`: its error queue holds entries (ICMP errors), which
+/// must be drained or every later wait returns at once.
+pub(crate) fn wait(socket: RawFd, waker: &Waker, timeout: Option<Duration>) -> io::Result<bool> {
     let mut fds = [
         libc::pollfd {
             fd: socket,
@@ -451,7 +465,7 @@ pub(crate) fn wait(socket: RawFd, waker: &Waker, timeout: Option<Duration>) -> i
     if fds[1].revents != 0 {
         waker.drain();
     }
-    Ok(())
+    Ok(fds[0].revents & libc::POLLERR != 0)
 }
 
 fn wait_writable(fd: RawFd, timeout: Duration) -> io::Result<()> {
@@ -607,7 +621,7 @@ mod tests {
                 batch.buf_mut().extend(std::iter::repeat_n(i as u8, len));
                 batch.commit(to, len, true);
             }
-            batch.flush(tx.as_raw_fd()).unwrap();
+            batch.flush(tx.as_raw_fd(), &mut ErrorQueue::new()).unwrap();
             assert!(batch.gso(), "loopback takes GSO sends");
             let (got, slots) = receive_all(&rx, gro, sizes.len());
             let expect: Vec<Vec<u8>> = sizes

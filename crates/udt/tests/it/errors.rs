@@ -1,7 +1,10 @@
-//! Failures: refused and timed-out connects, timeouts, a vanished peer.
+//! Failures: refused and timed-out connects, timeouts, a vanished peer, a peer whose port
+//! closed.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::UdpSocket;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -11,8 +14,8 @@ use super::listener;
 
 #[test]
 fn connect_to_silent_port_times_out() {
-    // A bound UDP socket that never answers (a closed port behaves the same: Linux does not
-    // report ICMP errors on unconnected sockets).
+    // A bound UDP socket that never answers (a closed port behaves the same: a connection
+    // still handshaking ignores ICMP port unreachable).
     let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut config = ConnectionConfig::default();
     config.connect_timeout(Duration::from_millis(300));
@@ -89,4 +92,88 @@ fn vanished_peer_breaks_the_connection() {
     println!("broken after {:?}: {err}", start.elapsed());
     assert_eq!(err.kind(), ErrorKind::ConnectionReset, "{err}");
     assert_eq!(connection_error(&err), Some(ConnectionError::PeerLost));
+}
+
+/// A UDP relay in front of a server: the client talks to the relay's port as if it were the
+/// server's. Closing the relay closes that port for real, which is what the client sees when
+/// the server's process dies: its datagrams draw ICMP port unreachable.
+struct Relay {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: thread::JoinHandle<()>,
+}
+
+impl Relay {
+    fn new(server: SocketAddr) -> Self {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_millis(5)))
+            .unwrap();
+        let addr = socket.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = thread::spawn(move || {
+            let mut client = None;
+            let mut buf = vec![0u8; 65536];
+            while !stopped.load(Ordering::SeqCst) {
+                let Ok((n, from)) = socket.recv_from(&mut buf) else {
+                    continue;
+                };
+                let to = if from == server {
+                    client
+                } else {
+                    client = Some(from);
+                    Some(server)
+                };
+                if let Some(to) = to {
+                    let _ = socket.send_to(&buf[..n], to);
+                }
+            }
+            // The socket closes here.
+        });
+        Self { addr, stop, thread }
+    }
+
+    fn close(self) {
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.join().unwrap();
+    }
+}
+
+/// The peer's port closes (its process died, say): the ICMP port unreachable that our next
+/// datagram draws ends the connection after the hint's grace (1 s here), not after 4.11's
+/// ~46 s of silence.
+#[test]
+fn closed_peer_port_breaks_the_connection_within_seconds() {
+    let l = listener();
+    let relay = Relay::new(l.local_addr().unwrap());
+    let server = thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let mut buf = vec![0u8; 1 << 16];
+        // Read until the connection ends one way or another; it must not hang.
+        while matches!(s.read(&mut buf), Ok(n) if n > 0) {}
+    });
+    let mut c = UdtStream::connect(relay.addr).unwrap();
+    c.write_all(&[7u8; 1 << 20]).unwrap();
+    c.flush().unwrap();
+    relay.close();
+    let closed = Instant::now();
+    c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let err = c.read(&mut [0u8; 16]).unwrap_err();
+    let waited = closed.elapsed();
+    println!("broken after {waited:.2?}: {err}");
+    assert_eq!(err.kind(), ErrorKind::ConnectionReset, "{err}");
+    assert_eq!(
+        connection_error(&err),
+        Some(ConnectionError::PeerUnreachable)
+    );
+    // About the grace (1 s; the port closes a moment before `close` returns, so a datagram
+    // may draw the ICMP just before `closed` was read) and far below 4.11's 46 s (about
+    // 1.3 s expected: a keep-alive after 300 ms draws the ICMP, then one second of silence).
+    assert!(
+        waited >= Duration::from_millis(500) && waited < Duration::from_secs(20),
+        "{waited:?}"
+    );
+    server.join().unwrap();
 }
