@@ -135,6 +135,10 @@ impl Mux {
     /// [`RETIRED`] in the same atomic step that sees it zero, under the state lock that
     /// connections are added under, so [`MuxRef::join`] can never revive it.
     pub(crate) fn try_retire(&self) -> bool {
+        // The common case, asked on every turn of the I/O loop, without the state lock.
+        if !matches!(self.owners.load(SeqCst), 0 | RETIRED) {
+            return false;
+        }
         let state = self.lock();
         state.conns.is_empty()
             && match self.owners.compare_exchange(0, RETIRED, SeqCst, SeqCst) {
