@@ -18,6 +18,7 @@ use std::mem::{size_of, zeroed};
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 
+use super::linux::set_int_option;
 use super::sockaddr_to_std;
 
 /// Queue entries read per [`ErrorQueue::drain`] call: the kernel bounds the queue by the
@@ -51,29 +52,11 @@ pub(crate) struct IcmpReport {
 /// every kernel.
 pub(crate) fn enable(fd: RawFd, v6: bool) -> io::Result<()> {
     if v6 {
-        set_int(fd, libc::SOL_IPV6, libc::IPV6_RECVERR, 1)?;
-        let _ = set_int(fd, libc::SOL_IP, libc::IP_RECVERR, 1);
+        set_int_option(fd, libc::SOL_IPV6, libc::IPV6_RECVERR, 1)?;
+        let _ = set_int_option(fd, libc::SOL_IP, libc::IP_RECVERR, 1);
         Ok(())
     } else {
-        set_int(fd, libc::SOL_IP, libc::IP_RECVERR, 1)
-    }
-}
-
-fn set_int(fd: RawFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
-    // SAFETY: the option takes a c_int, passed by pointer with its size.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (&raw const value).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
+        set_int_option(fd, libc::SOL_IP, libc::IP_RECVERR, 1)
     }
 }
 

@@ -176,7 +176,12 @@ fn timestamp(ts: libc::timespec) -> Option<Duration> {
     Some(Duration::new(secs, nanos))
 }
 
-fn set_int_option(fd: RawFd, level: libc::c_int, name: libc::c_int, value: i32) -> io::Result<()> {
+pub(super) fn set_int_option(
+    fd: RawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: i32,
+) -> io::Result<()> {
     let value: libc::c_int = value;
     // SAFETY: the option takes a c_int, passed by pointer with its size.
     let r = unsafe {
