@@ -598,6 +598,35 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// No server on the port (a typo in `-P`, say): the kernel's ICMP port unreachable ends the
+/// connect in about a second with one clear line, not after the 3 s connect timeout; the
+/// same for a download. (The message itself shows which way it ended: no timing asserted.)
+#[test]
+fn nothing_listening_fails_fast_with_one_line() {
+    let d = dirs();
+    let file = d.local.join("f");
+    fs::write(&file, b"x").unwrap();
+    let port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port(); // closed again when the socket drops here
+    let target = format!("127.0.0.1:{port}");
+    for args in [
+        [&file as &dyn AsRef<std::ffi::OsStr>, &remote("f")],
+        [&remote("f"), &d.outside],
+    ] {
+        let out = cp(port, &args);
+        fails_with(
+            &out,
+            &format!(
+                "connecting to {target}: nothing listens on the peer's port (ICMP port unreachable)"
+            ),
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
+    }
+}
+
 /// libudt's sample programs (built from libudt-dev's examples by `make -C interop`).
 fn sample(name: &str) -> PathBuf {
     let path = udt_interop::peers::binaries().join(name);

@@ -37,6 +37,12 @@ pub enum ConnectionError {
         "connection lost: the peer's port is closed (ICMP port unreachable) and it stayed silent for at least 1 s"
     )]
     PeerUnreachable,
+    /// Our handshake drew an ICMP port unreachable and no answer came during the grace that
+    /// followed: nothing listens on the peer's port (a caller only; a typo in the port, or a
+    /// server not running). Our own early detection; 4.11 waits for its connect timeout
+    /// (ENOSERVER 1001). The io kind is `ConnectionRefused`, as for TCP's RST.
+    #[error("nothing listens on the peer's port (ICMP port unreachable)")]
+    NoListener,
     /// The peer broke a protocol rule 4.11 treats as fatal (e.g. acknowledged data never sent).
     #[error("connection broken: peer violated the protocol ({0})")]
     ProtocolViolation(&'static str),
@@ -117,7 +123,7 @@ impl ConnectionError {
     pub fn io_kind(self) -> std::io::ErrorKind {
         use std::io::ErrorKind as K;
         match self {
-            Self::Refused => K::ConnectionRefused,
+            Self::Refused | Self::NoListener => K::ConnectionRefused,
             Self::ConnectTimeout | Self::LingerTimeout => K::TimedOut,
             Self::SecurityCheck => K::PermissionDenied,
             Self::PeerLost | Self::PeerUnreachable => K::ConnectionReset,
@@ -179,6 +185,12 @@ mod tests {
             .and_then(|i| i.downcast_ref::<ConnectionError>());
         assert_eq!(inner, Some(&ConnectionError::Refused));
         assert_eq!(e.to_string(), "connection refused by the peer");
+        let e = io::Error::from(ConnectionError::NoListener);
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused);
+        assert_eq!(
+            e.to_string(),
+            "nothing listens on the peer's port (ICMP port unreachable)"
+        );
     }
 
     #[test]

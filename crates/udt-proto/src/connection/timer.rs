@@ -17,13 +17,22 @@
 //!   EXP interval even when idle (ACKs while data flows, keep-alives when not), so twice that
 //!   interval (which includes RTT + 4·RTTVar) always hears from it, and a 1 s floor keeps a
 //!   burst of scheduling delay on a loaded host from looking like silence.
-//! - a connection still handshaking ignores hints (a rendezvous peer may simply not have
-//!   bound its port yet; the connect timeout handles a dead address), and without hints
-//!   4.11's rule applies unchanged.
+//! - a *caller* still handshaking takes a hint the same way, and fails with
+//!   [`ConnectionError::NoListener`] (io kind `ConnectionRefused`, as TCP's RST) if no answer
+//!   comes within the grace: a connect to a port where nothing listens (a typo, a server not
+//!   started) ends in ~1 s instead of the whole connect timeout. The grace is the same
+//!   (1 s unless a controller's RTO says more: no RTT is measured yet) and spans four request
+//!   resends (every 250 ms): a listener that starts within ~750 ms − one RTT of the hint
+//!   still gets a request and answers in time, and any answer clears the hint. So a forged
+//!   or stale ICMP cannot fail a connect whose listener answers, on any path with a round
+//!   trip under 1 s. The connect timeout still ends the attempt if it comes sooner.
+//! - a rendezvous side still handshaking ignores hints (its peer may simply not have bound
+//!   its port yet; the connect timeout handles a dead address), and without hints 4.11's
+//!   rules apply unchanged.
 
 use std::time::Duration;
 
-use super::{Connection, ConnectionError};
+use super::{Connection, ConnectionError, Role, State};
 use crate::congestion::{TimeoutInfo, SYN};
 use crate::time::Instant;
 use crate::timers::Timer;
@@ -44,6 +53,10 @@ impl Connection {
         let Some(connector) = self.connector.as_mut() else {
             return;
         };
+        if self.unreachable_deadline.is_some_and(|u| u <= now) {
+            self.finish_close(Some(ConnectionError::NoListener));
+            return;
+        }
         if connector.timed_out(now) {
             self.finish_close(Some(ConnectionError::ConnectTimeout));
             return;
@@ -52,22 +65,41 @@ impl Connection {
             let request = *connector.current_request().1;
             self.control_out.push_back(ControlBody::Handshake(request));
         }
-        self.timers.set(Timer::Handshake, connector.next_timeout());
+        self.arm_handshake();
+    }
+
+    /// Arm the handshake timer for the next resend or the connect deadline, or the
+    /// unreachable hint's deadline when that is sooner.
+    fn arm_handshake(&mut self) {
+        if let Some(connector) = &self.connector {
+            let next = connector.next_timeout();
+            let at = self.unreachable_deadline.map_or(next, |u| u.min(next));
+            self.timers.set(Timer::Handshake, at);
+        }
     }
 
     /// The ICMP says the peer's port is closed (the runtime saw a port unreachable for
     /// [`Connection::remote`]). A hint only: the connection breaks with
-    /// [`ConnectionError::PeerUnreachable`] if nothing arrives from the peer during the grace
+    /// [`ConnectionError::PeerUnreachable`] (a caller still connecting fails with
+    /// [`ConnectionError::NoListener`]) if nothing arrives from the peer during the grace
     /// that starts now; any packet from the peer cancels it (module documentation of
-    /// `connection/timer.rs`). Ignored while handshaking and after the end.
+    /// `connection/timer.rs`). Ignored by a rendezvous side still handshaking and after the
+    /// end.
     pub fn handle_unreachable(&mut self, now: Instant) {
-        if !matches!(self.state, super::State::Connected | super::State::Closing) {
+        let applies = match self.state {
+            State::Connected | State::Closing => true,
+            State::Connecting => self.role == Role::Caller,
+            State::Closed => false,
+        };
+        if !applies || self.unreachable_deadline.is_some() {
             return;
         }
-        if self.unreachable_deadline.is_none() {
-            let deadline = now + self.unreachable_grace();
-            tracing::debug!(peer = %self.remote, "ICMP port unreachable: peer must speak within the grace");
-            self.unreachable_deadline = Some(deadline);
+        let deadline = now + self.unreachable_grace();
+        tracing::debug!(peer = %self.remote, "ICMP port unreachable: peer must speak within the grace");
+        self.unreachable_deadline = Some(deadline);
+        if self.state == State::Connecting {
+            self.arm_handshake();
+        } else {
             self.arm_exp();
         }
     }
@@ -93,7 +125,7 @@ impl Connection {
     /// Arm the EXP timer, which also serves the unreachable hint's deadline when that is
     /// sooner.
     pub(super) fn arm_exp(&mut self) {
-        if matches!(self.state, super::State::Connected | super::State::Closing) {
+        if matches!(self.state, State::Connected | State::Closing) {
             let exp = self.last_response + self.exp_interval();
             let at = self.unreachable_deadline.map_or(exp, |u| u.min(exp));
             self.timers.set(Timer::Exp, at);

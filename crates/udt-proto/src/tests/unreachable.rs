@@ -1,6 +1,8 @@
 //! The ICMP port-unreachable hint (`Connection::handle_unreachable`): a peer whose process
 //! died is noticed after the grace, not 4.11's ~46 s; a forged or stale hint cannot end a
-//! connection whose peer still talks, idle, busy or with its receive buffer full.
+//! connection whose peer still talks, idle, busy or with its receive buffer full. A connect
+//! to a closed port fails with `NoListener` after the grace, not the connect timeout, unless
+//! a listener answers meanwhile; a rendezvous side ignores hints while connecting.
 
 use std::time::Duration;
 
@@ -11,7 +13,6 @@ use super::StreamCheck;
 use crate::config::ConnectionConfig;
 use crate::connection::{ConnectionError, RecvError, State};
 use crate::seq::SocketId;
-use crate::time::Instant;
 
 fn link(one_way: Duration) -> LinkConfig {
     LinkConfig::new().delay(one_way)
@@ -28,10 +29,16 @@ fn pair(one_way: Duration, seed: u64) -> (Pair, SocketId, SocketId) {
     (p, c, s)
 }
 
-/// Run until `node`'s connection `id` closes (at most `limit`); returns how long it took.
+/// Run until `node`'s connection `id` closes (at most `limit`); returns how long it took, to
+/// the millisecond (the clock ticks at least that often, so the close is seen at once even
+/// when nothing else is scheduled).
 fn time_to_close(sim: &mut Sim, node: usize, id: SocketId, limit: Duration) -> Duration {
     let start = sim.now;
-    let closed = sim.run_until(limit, |sim| sim.conn(node, id).state() == State::Closed);
+    let closed = sim.run_until(limit, |sim| {
+        sim.app_wake = Some(sim.now + Duration::from_millis(1));
+        sim.conn(node, id).state() == State::Closed
+    });
+    sim.app_wake = None;
     assert!(
         closed,
         "still {:?} after {limit:?}",
@@ -206,29 +213,124 @@ fn a_hint_cleared_by_the_peer_leaves_4_11s_rule() {
     assert!(took > Duration::from_secs(30), "took {took:?}");
 }
 
-#[test]
-fn hints_while_connecting_or_closed_are_ignored() {
+/// Two nodes joined by a link each way (`one_way` delay); the second node's process is
+/// dead, so its port answers with ICMP port unreachable until [`revive`] starts it.
+fn closed_port(one_way: Duration, seed: u64) -> (Sim, usize, usize) {
     let mut sim = Sim::new();
-    let a = sim.add_node(48);
-    let b = sim.add_node(49);
-    let l = sim.add_link(link(Duration::from_millis(5)), 50);
-    sim.route(a, b, vec![l]);
-    // Nobody listens at `b` and nothing comes back: the connect times out as before.
+    let a = sim.add_node(seed);
+    let b = sim.add_node(seed + 1);
+    let ab = sim.add_link(link(one_way), seed + 2);
+    let ba = sim.add_link(link(one_way), seed + 3);
+    sim.route(a, b, vec![ab]);
+    sim.route(b, a, vec![ba]);
+    sim.kill_process(b);
+    (sim, a, b)
+}
+
+/// The process behind node `n`'s port starts (its port opens).
+fn revive(sim: &mut Sim, n: usize) {
+    sim.nodes[n].dead = false;
+    sim.nodes[n].port_closed = false;
+}
+
+fn connect_config(rendezvous: bool, timeout: Duration) -> ConnectionConfig {
     let mut config = ConnectionConfig::default();
-    config.connect_timeout(Duration::from_secs(3));
-    let c = sim.connect(a, b, config);
-    let at = Instant::ZERO + Duration::from_millis(10);
-    sim.run_until(Duration::from_secs(10), |sim| {
-        let now = sim.now;
-        if now >= at {
-            sim.conn(a, c).handle_unreachable(now);
-        }
-        sim.conn(a, c).state() == State::Closed
-    });
+    config.rendezvous(rendezvous).connect_timeout(timeout);
+    config
+}
+
+#[test]
+fn connect_to_a_closed_port_fails_with_no_listener_after_the_grace() {
+    let (mut sim, a, b) = closed_port(Duration::from_millis(5), 48);
+    let c = sim.connect(a, b, connect_config(false, Duration::from_secs(3)));
+    let took = time_to_close(&mut sim, a, c, Duration::from_secs(10));
+    assert_eq!(sim.conn(a, c).error(), Some(ConnectionError::NoListener));
+    // The first request draws the ICMP after 5 ms; then the 1 s grace, not the 3 s timeout.
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_millis(1050),
+        "took {took:?}"
+    );
+}
+
+#[test]
+fn the_connect_timeout_still_ends_a_connect_sooner_than_the_grace() {
+    let (mut sim, a, b) = closed_port(Duration::from_millis(5), 51);
+    let c = sim.connect(a, b, connect_config(false, Duration::from_millis(300)));
+    let took = time_to_close(&mut sim, a, c, Duration::from_secs(10));
     assert_eq!(
         sim.conn(a, c).error(),
         Some(ConnectionError::ConnectTimeout)
     );
+    assert!(took < Duration::from_millis(310), "took {took:?}");
+}
+
+#[test]
+fn a_listener_that_starts_within_the_grace_still_accepts() {
+    let (mut sim, a, b) = closed_port(Duration::from_millis(20), 54);
+    let c = sim.connect(a, b, connect_config(false, Duration::from_secs(3)));
+    // The first requests draw ICMPs; the server starts 600 ms later, within the grace.
+    sim.run_for(Duration::from_millis(600));
+    assert_eq!(sim.conn(a, c).state(), State::Connecting);
+    revive(&mut sim, b);
+    sim.listen(b, ConnectionConfig::default());
+    sim.run_until(Duration::from_secs(5), |sim| {
+        sim.conn(a, c).state() != State::Connecting
+    });
+    assert_eq!(sim.conn(a, c).state(), State::Connected);
+    assert_eq!(sim.nodes[b].accepted.len(), 1);
+}
+
+#[test]
+fn forged_hints_cannot_fail_a_connect_whose_listener_answers() {
+    // Round trips of 10 ms and of 900 ms (the first answer comes 900 ms after a hint).
+    for (one_way, seed) in [
+        (Duration::from_millis(5), 57),
+        (Duration::from_millis(450), 58),
+    ] {
+        let mut p = Pair::new(
+            link(one_way),
+            link(one_way),
+            ConnectionConfig::default(),
+            seed,
+        );
+        let (cn, sn) = (p.client, p.server);
+        let c = p
+            .sim
+            .connect(cn, sn, connect_config(false, Duration::from_secs(3)));
+        run_with_forged_hints(
+            &mut p.sim,
+            (cn, c),
+            Duration::from_millis(100),
+            Duration::from_secs(5),
+            |_| {},
+        );
+        assert_eq!(p.sim.conn(cn, c).state(), State::Connected, "{one_way:?}");
+        assert_eq!(p.sim.nodes[sn].accepted.len(), 1, "{one_way:?}");
+    }
+}
+
+#[test]
+fn a_rendezvous_side_ignores_hints_until_its_peer_binds() {
+    let (mut sim, a, b) = closed_port(Duration::from_millis(5), 60);
+    let timeout = Duration::from_secs(10);
+    let ca = sim.connect(a, b, connect_config(true, timeout));
+    // Its requests draw ICMPs for 2 s, twice the grace: the peer is not up yet.
+    sim.run_for(Duration::from_secs(2));
+    assert_eq!(sim.conn(a, ca).state(), State::Connecting);
+    revive(&mut sim, b);
+    let cb = sim.connect(b, a, connect_config(true, timeout));
+    sim.run_until(Duration::from_secs(5), |sim| {
+        sim.conn(a, ca).state() == State::Connected && sim.conn(b, cb).state() == State::Connected
+    });
+    assert_eq!(sim.conn(a, ca).state(), State::Connected);
+    assert_eq!(sim.conn(b, cb).state(), State::Connected);
+}
+
+#[test]
+fn hints_after_the_end_are_ignored() {
+    let (mut sim, a, b) = closed_port(Duration::from_millis(5), 63);
+    let c = sim.connect(a, b, connect_config(false, Duration::from_millis(300)));
+    time_to_close(&mut sim, a, c, Duration::from_secs(10));
     let now = sim.now;
     sim.conn(a, c).handle_unreachable(now);
     assert_eq!(

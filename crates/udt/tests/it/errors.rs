@@ -1,5 +1,5 @@
-//! Failures: refused and timed-out connects, timeouts, a vanished peer, a peer whose port
-//! closed.
+//! Failures: refused and timed-out connects, a connect to a closed port, timeouts, a vanished
+//! peer, a peer whose port closed.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, UdpSocket};
@@ -12,10 +12,16 @@ use udt::{connection_error, ConnectionConfig, ConnectionError, Mode, UdtListener
 
 use super::listener;
 
+/// A loopback UDP port where nothing listens (bound a moment ago, then closed): datagrams
+/// sent there draw ICMP port unreachable.
+pub(crate) fn closed_port() -> SocketAddr {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.local_addr().unwrap()
+}
+
 #[test]
 fn connect_to_silent_port_times_out() {
-    // A bound UDP socket that never answers (a closed port behaves the same: a connection
-    // still handshaking ignores ICMP port unreachable).
+    // A bound UDP socket that never answers: no ICMP, so only the connect timeout ends it.
     let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut config = ConnectionConfig::default();
     config.connect_timeout(Duration::from_millis(300));
@@ -27,6 +33,26 @@ fn connect_to_silent_port_times_out() {
         Some(ConnectionError::ConnectTimeout)
     );
     println!("connect timed out after {:?}", start.elapsed());
+}
+
+/// Nothing listens on the port: the kernel's ICMP port unreachable ends the connect after the
+/// hint's grace (about 1 s), well before the connect timeout (10 s here, so the two cannot be
+/// confused however loaded the host is).
+#[test]
+fn connect_to_closed_port_fails_with_no_listener() {
+    let mut config = ConnectionConfig::default();
+    config.connect_timeout(Duration::from_secs(10));
+    let start = Instant::now();
+    let err = UdtStream::connect_with(closed_port(), config).unwrap_err();
+    let waited = start.elapsed();
+    println!("connect failed after {waited:.2?}: {err}");
+    assert_eq!(err.kind(), ErrorKind::ConnectionRefused, "{err}");
+    assert_eq!(connection_error(&err), Some(ConnectionError::NoListener));
+    assert_eq!(
+        err.to_string(),
+        "nothing listens on the peer's port (ICMP port unreachable)"
+    );
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
 }
 
 #[test]

@@ -184,6 +184,24 @@ fn tokio_connect_times_out() {
     });
 }
 
+/// A closed port: the ICMP port unreachable ends the connect after about 1 s, not the 10 s
+/// connect timeout.
+#[test]
+fn tokio_connect_to_closed_port_fails_with_no_listener() {
+    run(async {
+        let mut config = ConnectionConfig::default();
+        config.connect_timeout(Duration::from_secs(10));
+        let start = std::time::Instant::now();
+        let err = UdtStream::connect_with(super::errors::closed_port(), config)
+            .await
+            .unwrap_err();
+        let waited = start.elapsed();
+        assert_eq!(err.kind(), ErrorKind::ConnectionRefused, "{err}");
+        assert_eq!(connection_error(&err), Some(ConnectionError::NoListener));
+        assert!(waited < Duration::from_secs(5), "{waited:?}");
+    });
+}
+
 /// A read future dropped while pending (here: losing a `select!` to a timer, hundreds of
 /// times while data streams in) consumes nothing: every byte arrives once, in order.
 #[test]
