@@ -45,6 +45,11 @@ use crate::mux::{Mux, MuxState};
 use crate::shared::{ConnShared, ConnState};
 use crate::sys::{self, ErrorQueue, RecvBatch, SendBatch};
 
+/// At most one pass over the connections for ICMP reports per this long. A dead peer's hint
+/// waits at most this much (its grace is at least 1 s), and a flood of forged ICMPs costs at
+/// most 100 passes a second however many connections the port has.
+const ICMP_EVERY: Duration = Duration::from_millis(10);
+
 /// Shortest timer sleep. Deadlines closer than this are served late, together with the
 /// packets that fall due meanwhile: at 1 Gbit/s (a packet every 12 µs) one wake-up and one
 /// `sendmmsg` then carry ~16 packets instead of one each. The average rate is unchanged: the
@@ -71,6 +76,8 @@ struct Driver {
     rx: RecvBatch,
     out: Output,
     pending: Vec<Arc<ConnShared>>,
+    /// When the next pass for ICMP reports may run.
+    icmp_pass: Pacing,
 }
 
 /// Everything a connection's output goes to (split from `Driver` so it can be borrowed while
@@ -97,6 +104,7 @@ impl Driver {
             },
             rx: RecvBatch::new(slot, mux.socket_info.gro),
             pending: Vec::new(),
+            icmp_pass: Pacing::new(ICMP_EVERY),
             mux,
         }
     }
@@ -185,9 +193,10 @@ impl Driver {
 
     /// Hand each port unreachable drained from the error queue to the connections whose
     /// peer has that address: one pass over the connections (a rare event) against the
-    /// sorted, deduplicated addresses, so a burst of ICMPs costs no more than one.
+    /// sorted, deduplicated addresses, so a burst of ICMPs costs no more than one, and at
+    /// most one pass per `ICMP_EVERY` (later reports wait for the next).
     fn deliver_icmp(&mut self, now: Instant) {
-        if !self.out.errq.has_reports() {
+        if !self.out.errq.has_reports() || !self.icmp_pass.ready(now) {
             return;
         }
         let mut closed: Vec<SocketAddr> = self
@@ -258,11 +267,20 @@ impl Driver {
     /// (but at least `MIN_SLEEP`, so paced packets leave in batches).
     fn wait(&mut self) {
         let now = self.mux.now();
-        let left = self
+        let timer = self
             .out
             .timers
             .peek()
             .map(|e| e.at.saturating_duration_since(now));
+        let icmp = self
+            .out
+            .errq
+            .has_reports()
+            .then(|| self.icmp_pass.left(now));
+        let left = match (timer, icmp) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         if left.is_some_and(|l| l.is_zero()) || self.mux.has_pending() {
             return;
         }
@@ -394,6 +412,35 @@ impl Output {
     }
 }
 
+/// Lets something happen at most once per period.
+struct Pacing {
+    every: Duration,
+    next: Instant,
+}
+
+impl Pacing {
+    fn new(every: Duration) -> Self {
+        Self {
+            every,
+            next: Instant::ZERO,
+        }
+    }
+
+    /// Whether it may happen at `now`; if so, the next time is one period later.
+    fn ready(&mut self, now: Instant) -> bool {
+        if now < self.next {
+            return false;
+        }
+        self.next = now + self.every;
+        true
+    }
+
+    /// How long until it may happen again.
+    fn left(&self, now: Instant) -> Duration {
+        self.next.saturating_duration_since(now)
+    }
+}
+
 /// An address as compared with an ICMP's destination: an IPv4 peer of a dual-stack socket
 /// may appear IPv4-mapped on one side and plain on the other.
 fn canonical(a: SocketAddr) -> SocketAddr {
@@ -467,6 +514,20 @@ impl Ord for TimerEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn icmp_passes_are_at_most_one_per_period() {
+        let mut p = Pacing::new(ICMP_EVERY);
+        let t0 = Instant::ZERO + Duration::from_secs(1);
+        assert!(p.ready(t0));
+        assert!(!p.ready(t0 + Duration::from_millis(9)));
+        assert_eq!(
+            p.left(t0 + Duration::from_millis(4)),
+            Duration::from_millis(6)
+        );
+        assert!(p.ready(t0 + ICMP_EVERY));
+        assert_eq!(p.left(t0 + ICMP_EVERY + ICMP_EVERY), Duration::ZERO);
+    }
 
     #[test]
     fn icmp_destinations_match_mapped_and_plain_peers() {
