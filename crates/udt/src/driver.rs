@@ -19,8 +19,9 @@
 //! died) is reported through the socket's error queue. It is drained when `ppoll` says
 //! `POLLERR` and whenever a `recvmmsg`/`sendmmsg` fails only to report such an error (that
 //! call is then retried, never taken as a broken socket); each port unreachable is handed to
-//! every connection to that address as `Connection::handle_unreachable`, a hint the
-//! connection acts on only if the peer then stays silent.
+//! every connection to that address as `Connection::handle_unreachable` (one pass over the
+//! connections per `ICMP_EVERY` at most), a hint the connection acts on only if the peer then
+//! stays silent.
 //!
 //! Waiting: `ppoll` with a nanosecond timeout (and 1 ns timer slack), at least `MIN_SLEEP`
 //! long. Pacing at 1 Gbit/s needs a packet every 12 µs; rather than spinning to hit each slot
