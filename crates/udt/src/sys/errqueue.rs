@@ -24,7 +24,7 @@ use super::sockaddr_to_std;
 /// Queue entries read per [`ErrorQueue::drain`] call: the kernel bounds the queue by the
 /// receive buffer, and a bounded loop keeps one drain short whatever arrives meanwhile.
 const MAX_DRAIN: usize = 256;
-/// Reports kept until the driver takes them (further ones are counted and dropped: the
+/// Reports kept until the driver takes them (further ones are dropped: the
 /// hint needs one report per peer, not every one).
 const MAX_REPORTS: usize = 1024;
 /// Control space: `cmsghdr` (16) + `sock_extended_err` (16) + the offender's `sockaddr_in6`
@@ -100,8 +100,6 @@ pub(crate) struct ErrorQueue {
     /// bytes do (the rest is cut, `MSG_TRUNC`).
     payload: [u8; 64],
     ctrl: [u64; CTRL_WORDS],
-    /// ICMP errors of other kinds, and reports dropped over `MAX_REPORTS` (for tracing).
-    pub(crate) ignored: u64,
 }
 
 impl ErrorQueue {
@@ -110,7 +108,6 @@ impl ErrorQueue {
             reports: Vec::new(),
             payload: [0; 64],
             ctrl: [0; CTRL_WORDS],
-            ignored: 0,
         }
     }
 
@@ -137,11 +134,10 @@ impl ErrorQueue {
         self.reports.drain(..)
     }
 
+    /// Keep port unreachables up to `MAX_REPORTS`; other ICMP errors are of no use here.
     fn keep(&mut self, report: IcmpReport) {
         if report.kind == IcmpKind::PortUnreachable && self.reports.len() < MAX_REPORTS {
             self.reports.push(report);
-        } else {
-            self.ignored += 1;
         }
     }
 
