@@ -70,20 +70,50 @@ fn run_with_forged_hints(
     sim.app_wake = None;
 }
 
-#[test]
-fn killed_writer_is_declared_unreachable_after_the_grace() {
-    let (mut p, c, s) = pair(Duration::from_millis(5), 40);
+/// Which side of a pair a test kills.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Victim {
+    /// The client, which is writing.
+    Writer,
+    /// The server, which is reading.
+    Reader,
+}
+
+/// The client of a fresh pair queues 100 kB; `settle` later (none: at once) the `victim`'s
+/// process dies. Returns the survivor (node, connection) and how long it took to close,
+/// having checked that it closed with `PeerUnreachable`.
+fn kill_mid_transfer(
+    one_way: Duration,
+    seed: u64,
+    settle: Duration,
+    victim: Victim,
+) -> (Pair, usize, SocketId, Duration) {
+    let (mut p, c, s) = pair(one_way, seed);
     let (cn, sn) = (p.client, p.server);
     let now = p.sim.now;
     p.sim.conn(cn, c).send(now, &[1u8; 100_000]).unwrap();
-    p.sim.run_for(Duration::from_millis(2));
-    p.sim.kill_process(cn);
-    // The reader's next ACK or keep-alive draws the ICMP; then one second of silence.
-    let took = time_to_close(&mut p.sim, sn, s, Duration::from_secs(60));
+    if !settle.is_zero() {
+        p.sim.run_for(settle);
+    }
+    let (dead, (node, id)) = match victim {
+        Victim::Writer => (cn, (sn, s)),
+        Victim::Reader => (sn, (cn, c)),
+    };
+    p.sim.kill_process(dead);
+    let took = time_to_close(&mut p.sim, node, id, Duration::from_secs(60));
     assert_eq!(
-        p.sim.conn(sn, s).error(),
+        p.sim.conn(node, id).error(),
         Some(ConnectionError::PeerUnreachable)
     );
+    (p, node, id, took)
+}
+
+#[test]
+fn killed_writer_is_declared_unreachable_after_the_grace() {
+    let settle = Duration::from_millis(2);
+    let (mut p, sn, s, took) =
+        kill_mid_transfer(Duration::from_millis(5), 40, settle, Victim::Writer);
+    // The reader's next ACK or keep-alive draws the ICMP; then one second of silence.
     assert!(
         took >= Duration::from_secs(1) && took < Duration::from_millis(1500),
         "took {took:?}"
@@ -98,16 +128,8 @@ fn killed_writer_is_declared_unreachable_after_the_grace() {
 
 #[test]
 fn killed_reader_is_declared_unreachable_after_the_grace() {
-    let (mut p, c, _s) = pair(Duration::from_millis(5), 41);
-    let (cn, sn) = (p.client, p.server);
-    let now = p.sim.now;
-    p.sim.conn(cn, c).send(now, &[1u8; 100_000]).unwrap();
-    p.sim.kill_process(sn);
-    let took = time_to_close(&mut p.sim, cn, c, Duration::from_secs(60));
-    assert_eq!(
-        p.sim.conn(cn, c).error(),
-        Some(ConnectionError::PeerUnreachable)
-    );
+    let (.., took) =
+        kill_mid_transfer(Duration::from_millis(5), 41, Duration::ZERO, Victim::Reader);
     // Data is in flight at the kill, so the first ICMP comes at once.
     assert!(
         took >= Duration::from_secs(1) && took < Duration::from_millis(1100),
@@ -117,17 +139,8 @@ fn killed_reader_is_declared_unreachable_after_the_grace() {
 
 #[test]
 fn the_grace_grows_with_the_round_trip() {
-    let (mut p, c, _s) = pair(Duration::from_millis(300), 42);
-    let (cn, sn) = (p.client, p.server);
-    let now = p.sim.now;
-    p.sim.conn(cn, c).send(now, &[1u8; 100_000]).unwrap();
-    p.sim.run_for(Duration::from_secs(1));
-    p.sim.kill_process(sn);
-    let took = time_to_close(&mut p.sim, cn, c, Duration::from_secs(60));
-    assert_eq!(
-        p.sim.conn(cn, c).error(),
-        Some(ConnectionError::PeerUnreachable)
-    );
+    let settle = Duration::from_secs(1);
+    let (.., took) = kill_mid_transfer(Duration::from_millis(300), 42, settle, Victim::Reader);
     // 2 × (RTT + 4·RTTVar + SYN) with a 600 ms RTT: more than 1.2 s, far less than 46 s.
     assert!(
         took > Duration::from_millis(1200) && took < Duration::from_secs(10),
