@@ -4,8 +4,8 @@
 //! The criterion benches live in `benches/` (codec, loss lists, buffers, the simulated
 //! transfer). This library holds what they share: [`transfer`], a compact driver that runs
 //! one bulk transfer between two `udt_proto` endpoints over two `udt_netsim` links in virtual
-//! time (the same shape as udt-proto's test harness, written against the public API only),
-//! and [`thread_cpu_time`] to measure what it cost.
+//! time through udt-proto's drive contract (`Endpoint::route`, `Connection::drive`: the same
+//! calls the runtime makes), and [`thread_cpu_time`] to measure what it cost.
 //!
 //! Numbers from here are about this code on this machine; they are not protocol results (the
 //! protocol's behaviour on a path is what udt-proto's scenario tests check).
@@ -14,10 +14,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use udt_netsim::{Link, LinkConfig, LossModel};
-use udt_proto::config::ConnectionConfig;
-use udt_proto::connection::Connection;
-use udt_proto::endpoint::{DatagramEvent, Endpoint};
-use udt_proto::Instant;
+use udt_proto::{Connection, ConnectionConfig, Endpoint, Instant, Route, Sink, Transmit};
 
 /// One simulated bulk transfer.
 #[derive(Debug, Clone, Copy)]
@@ -78,40 +75,56 @@ impl Host {
 
     /// Hand one arriving datagram to the endpoint and route it; stateless replies go to `out`.
     fn arrive(&mut self, now: Instant, from: SocketAddr, data: &[u8], out: &mut Link) {
-        let mut reply = Vec::new();
-        match self.endpoint.handle(now, from, data, &mut reply) {
-            Some(DatagramEvent::Connection(_)) => {
+        let mut sink = LinkSink::new(now, out);
+        match self
+            .endpoint
+            .route(now, now, from, data, |_| true, &mut sink)
+        {
+            Route::Connection(_) => {
                 if let Some(conn) = &mut self.conn {
                     conn.handle_datagram(now, from, data);
                 }
             }
-            Some(DatagramEvent::NewConnection(incoming)) => {
-                self.conn = Some(self.endpoint.accept(now, incoming, None));
-            }
-            Some(DatagramEvent::Response(_)) => {
-                out.push(now.since_epoch(), (), reply);
-            }
-            None => {}
+            Route::Accepted(conn) => self.conn = Some(*conn),
+            Route::Done => {}
         }
     }
 
-    /// Run due timers and push everything the connection wants to send onto `out`.
+    /// Drive the connection and push everything it wants to send onto `out`.
     fn drive(&mut self, now: Instant, out: &mut Link) -> u64 {
         let Some(conn) = &mut self.conn else {
             return 0;
         };
-        if conn.poll_timeout().is_some_and(|t| t <= now) {
-            conn.handle_timeout(now);
+        conn.drive(now, &mut LinkSink::new(now, out)).transmits as u64
+    }
+}
+
+/// Puts each datagram a host emits onto its outgoing link.
+struct LinkSink<'a> {
+    now: Instant,
+    buf: Vec<u8>,
+    link: &'a mut Link,
+}
+
+impl<'a> LinkSink<'a> {
+    fn new(now: Instant, link: &'a mut Link) -> Self {
+        Self {
+            now,
+            buf: Vec::with_capacity(1500),
+            link,
         }
-        let mut sent = 0;
-        loop {
-            let mut buf = Vec::with_capacity(1500);
-            if conn.poll_transmit(now, &mut buf).is_none() {
-                return sent;
-            }
-            out.push(now.since_epoch(), (), buf);
-            sent += 1;
-        }
+    }
+}
+
+impl Sink for LinkSink<'_> {
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    fn commit(&mut self, transmit: Transmit) {
+        debug_assert_eq!(transmit.size, self.buf.len());
+        let datagram = std::mem::replace(&mut self.buf, Vec::with_capacity(1500));
+        self.link.push(self.now.since_epoch(), (), datagram);
     }
 }
 

@@ -1,7 +1,8 @@
 //! A minimal, single-threaded, blocking driver for `udt-proto` over one real UDP socket.
 //!
-//! Each [`Driver::turn`] reads whatever datagrams are waiting (non-blocking), runs the timers
-//! that are due, drains every connection's `poll_transmit`, and when there was nothing to do
+//! Each [`Driver::turn`] reads whatever datagrams are waiting (non-blocking) and routes them
+//! (`Endpoint::route`), drives every connection (`Connection::drive`: due timers, transmits,
+//! events; the same contract the real runtime follows), and when there was nothing to do
 //! sleeps in a socket read until the next deadline (at most 2 ms). The application (a test)
 //! acts between turns through [`Driver::run_until`]'s closure. That is the whole runtime: it
 //! is enough to exercise the wire protocol against libudt on loopback, not to be fast.
@@ -9,13 +10,13 @@
 //! The first datagrams each way are kept in [`Capture`] so tests can print and compare the
 //! handshakes libudt sends with ours.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{self, ErrorKind};
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use udt_proto::{
-    ConnectError, Connection, ConnectionConfig, DatagramEvent, Endpoint, Instant, SocketId,
+    ConnectError, Connection, ConnectionConfig, Endpoint, Instant, Route, Sink, SocketId, Transmit,
 };
 
 /// Datagrams received per turn before timers and transmits get their chance.
@@ -49,12 +50,62 @@ pub struct Driver {
     socket: UdpSocket,
     endpoint: Endpoint,
     conns: BTreeMap<SocketId, Connection>,
+    /// Drained connections the endpoint has forgotten (kept in `conns` for the tests).
+    retired: BTreeSet<SocketId>,
     accepted: Vec<SocketId>,
     epoch: std::time::Instant,
     recv_buf: Vec<u8>,
     send_buf: Vec<u8>,
     /// The first datagrams each way (see [`Driver::capture_first`]).
     pub capture: Capture,
+}
+
+/// Sends each datagram the core commits at once (the interop tests need no batching).
+struct SendNow<'a> {
+    socket: &'a UdpSocket,
+    capture: &'a mut Capture,
+    buf: &'a mut Vec<u8>,
+    /// The first send error, reported after the drive.
+    error: Option<io::Error>,
+}
+
+impl<'a> SendNow<'a> {
+    fn new(socket: &'a UdpSocket, capture: &'a mut Capture, buf: &'a mut Vec<u8>) -> Self {
+        buf.clear();
+        Self {
+            socket,
+            capture,
+            buf,
+            error: None,
+        }
+    }
+
+    fn finish(self) -> io::Result<()> {
+        self.error.map_or(Ok(()), Err)
+    }
+}
+
+impl Sink for SendNow<'_> {
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        self.buf
+    }
+
+    fn commit(&mut self, t: Transmit) {
+        let start = self.buf.len() - t.size;
+        if self.error.is_none() {
+            let limit = self.capture.limit;
+            Capture::record(
+                &mut self.capture.sent,
+                limit,
+                t.destination,
+                &self.buf[start..],
+            );
+            if let Err(e) = send_to(self.socket, t.destination, &self.buf[start..]) {
+                self.error = Some(e);
+            }
+        }
+        self.buf.truncate(start);
+    }
 }
 
 impl Driver {
@@ -67,6 +118,7 @@ impl Driver {
             socket,
             endpoint: Endpoint::new(seed),
             conns: BTreeMap::new(),
+            retired: BTreeSet::new(),
             accepted: Vec::new(),
             epoch: std::time::Instant::now(),
             recv_buf: vec![0; 65_536],
@@ -202,73 +254,58 @@ impl Driver {
         let now = self.now();
         let data = &self.recv_buf[..len];
         Capture::record(&mut self.capture.received, self.capture.limit, from, data);
-        self.send_buf.clear();
-        match self.endpoint.handle(now, from, data, &mut self.send_buf) {
-            Some(DatagramEvent::Connection(id)) => {
+        let mut sink = SendNow::new(&self.socket, &mut self.capture, &mut self.send_buf);
+        match self
+            .endpoint
+            .route(now, now, from, data, |_| true, &mut sink)
+        {
+            Route::Connection(id) => {
                 if let Some(conn) = self.conns.get_mut(&id) {
                     conn.handle_datagram(now, from, data);
                 }
             }
-            Some(DatagramEvent::NewConnection(incoming)) => {
-                let conn = self.endpoint.accept(now, incoming, None);
+            Route::Accepted(conn) => {
                 let id = conn.local_id();
-                self.conns.insert(id, conn);
+                self.conns.insert(id, *conn);
                 self.accepted.push(id);
             }
-            Some(DatagramEvent::Response(t)) => {
-                let reply = std::mem::take(&mut self.send_buf);
-                self.send_to(t.destination, &reply)?;
-                self.send_buf = reply;
-            }
-            None => {}
+            Route::Done => {}
         }
-        Ok(())
+        sink.finish()
     }
 
-    /// Run due timers and drain every connection's output; true if anything was sent.
+    /// Drive every connection (due timers, transmits, events); true if anything was sent.
+    /// A drained connection is forgotten by the endpoint, as the runtime does, but stays in
+    /// the table: tests look at its `state()`/`error()`.
     fn drive_all(&mut self) -> io::Result<bool> {
         let now = self.now();
         let mut sent = false;
-        let ids: Vec<SocketId> = self.conns.keys().copied().collect();
-        for id in ids {
-            let mut out = std::mem::take(&mut self.send_buf);
-            let Some(conn) = self.conns.get_mut(&id) else {
+        let mut sink = SendNow::new(&self.socket, &mut self.capture, &mut self.send_buf);
+        for (id, conn) in &mut self.conns {
+            if self.retired.contains(id) {
                 continue;
-            };
-            if conn.poll_timeout().is_some_and(|t| t <= now) {
-                conn.handle_timeout(now);
             }
-            loop {
-                out.clear();
-                let Some(conn) = self.conns.get_mut(&id) else {
-                    break;
-                };
-                let Some(t) = conn.poll_transmit(now, &mut out) else {
-                    break;
-                };
-                self.send_to(t.destination, &out)?;
-                sent = true;
-            }
-            self.send_buf = out;
-            // Tests look at `state()`/`error()`; events only need draining (they would pile up).
-            if let Some(conn) = self.conns.get_mut(&id) {
-                while conn.poll_event().is_some() {}
+            let driven = conn.drive(now, &mut sink);
+            sent |= driven.transmits > 0;
+            if driven.drained {
+                self.endpoint.forget(conn);
+                self.retired.insert(*id);
             }
         }
+        sink.finish()?;
         Ok(sent)
     }
+}
 
-    /// Send one datagram, waiting out a full socket buffer.
-    fn send_to(&mut self, to: SocketAddr, data: &[u8]) -> io::Result<()> {
-        Capture::record(&mut self.capture.sent, self.capture.limit, to, data);
-        loop {
-            match self.socket.send_to(data, to) {
-                Ok(_) => return Ok(()),
-                Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::yield_now(),
-                // A vanished peer's port answers with ICMP: the protocol will notice by itself.
-                Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(()),
-                Err(e) => return Err(e),
-            }
+/// Send one datagram, waiting out a full socket buffer.
+fn send_to(socket: &UdpSocket, to: SocketAddr, data: &[u8]) -> io::Result<()> {
+    loop {
+        match socket.send_to(data, to) {
+            Ok(_) => return Ok(()),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::yield_now(),
+            // A vanished peer's port answers with ICMP: the protocol will notice by itself.
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(()),
+            Err(e) => return Err(e),
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod ack_history;
 pub mod config;
 pub mod congestion;
 pub mod connection;
+pub mod drive;
 pub mod endpoint;
 pub mod estimate;
 #[cfg(any(fuzzing, test))]
@@ -36,6 +37,7 @@ pub use config::{ConfigError, ConnectionConfig, Mode};
 pub use connection::{
     Connection, ConnectionError, Event, RecvError, Role, SendError, State, Transmit,
 };
+pub use drive::{Driven, Route, Sink, VecSink};
 pub use endpoint::{ConnectError, DatagramEvent, Endpoint, EndpointStats, Incoming};
 pub use seq::{AckNumber, MsgNumber, SeqNumber, SocketId};
 pub use stats::{ConnectionStats, PathStats};

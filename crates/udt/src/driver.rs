@@ -3,7 +3,9 @@
 //! One loop: receive a batch (`recvmmsg`) and route each datagram through the endpoint to its
 //! connection; serve connections the application touched; run due timers; send everything
 //! the connections emitted as one batch (`sendmmsg`); then wait for the socket, a wake-up from
-//! the application, or the earliest connection deadline.
+//! the application, or the earliest connection deadline. Routing and driving are udt-proto's
+//! drive contract (`Endpoint::route`, `Connection::drive`); this file adds only what a
+//! threaded port needs around it: locks, the timer heap, batching, waking the application.
 //!
 //! Each datagram is handed to its connection with the kernel's arrival time
 //! ([`ArrivalClock`]), not the time the batch was read: a batch holds up to 64 datagrams that
@@ -40,7 +42,7 @@ use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use udt_proto::wire::Capabilities;
-use udt_proto::{DatagramEvent, Incoming, Instant, Transmit};
+use udt_proto::{Connection, Instant, Route, Sink, Transmit};
 
 use crate::mux::{Mux, MuxState};
 use crate::shared::{ConnShared, ConnState};
@@ -316,22 +318,26 @@ impl Output {
         from: SocketAddr,
         data: &[u8],
     ) -> Option<Arc<ConnShared>> {
+        let room = state.accept_queue.len() < state.backlog;
+        let mut sink = PortSink {
+            out: self,
+            gso: false,
+        };
         match state
             .endpoint
-            .handle(arrival, from, data, self.tx.buf_mut())
+            .route(now, arrival, from, data, |_| room, &mut sink)
         {
-            Some(DatagramEvent::Connection(id)) => {
+            Route::Connection(id) => {
                 let conn = state.conns.get(&id)?;
                 conn.lock().conn.handle_datagram(arrival, from, data);
-                return Some(Arc::clone(conn));
+                Some(Arc::clone(conn))
             }
-            Some(DatagramEvent::NewConnection(incoming)) => {
-                self.accept(mux, state, now, incoming);
+            Route::Accepted(accepted) => {
+                self.accept(mux, state, now, *accepted);
+                None
             }
-            Some(DatagramEvent::Response(t)) => self.commit(t, false),
-            None => {}
+            Route::Done => None,
         }
-        None
     }
 
     fn drive_now(&mut self, now: Instant, conn: &Arc<ConnShared>) {
@@ -339,14 +345,8 @@ impl Output {
         self.drive(now, conn, &mut st);
     }
 
-    /// A verified request: accept it into the queue, or refuse it when the backlog is full.
-    fn accept(&mut self, mux: &Mux, state: &mut MuxState, now: Instant, incoming: Incoming) {
-        if state.accept_queue.len() >= state.backlog {
-            let t = state.endpoint.reject(incoming, self.tx.buf_mut());
-            self.commit(t, false);
-            return;
-        }
-        let mut accepted = state.endpoint.accept(now, incoming, None);
+    /// A connection the endpoint accepted: into the table and the accept queue.
+    fn accept(&mut self, mux: &Mux, state: &mut MuxState, now: Instant, mut accepted: Connection) {
         accepted.set_local_extensions(mux.local_capabilities());
         let conn = ConnShared::new(accepted);
         state.conns.insert(conn.id, Arc::clone(&conn));
@@ -358,29 +358,21 @@ impl Output {
         mux.notify_acceptors();
     }
 
-    /// Run a connection's due timers, collect its datagrams, wake its waiters if something
-    /// happened, and re-arm its deadline.
+    /// `Connection::drive`, then what the threaded runtime adds: wake the connection's
+    /// waiters if something happened, re-arm its deadline in the heap, and queue it for
+    /// retirement once drained.
     fn drive(&mut self, now: Instant, conn: &Arc<ConnShared>, st: &mut ConnState) {
-        if st.conn.poll_timeout().is_some_and(|t| t <= now) {
-            st.conn.handle_timeout(now);
-        }
         // GSO trains only to a peer that announced it wants them (never to 4.11).
         let gso = self.tx.gso()
             && st
                 .conn
                 .peer_extensions()
                 .is_some_and(|c| c.contains(Capabilities::GSO));
-        while let Some(t) = st.conn.poll_transmit(now, self.tx.buf_mut()) {
-            self.commit(t, gso);
-        }
-        let mut happened = false;
-        while st.conn.poll_event().is_some() {
-            happened = true;
-        }
-        if happened {
+        let driven = st.conn.drive(now, &mut PortSink { out: self, gso });
+        if driven.events {
             conn.notify(st);
         }
-        if let Some(at) = st.conn.poll_timeout() {
+        if let Some(at) = driven.timeout {
             // A deadline that is already due was just served: look again next round.
             let at = at.max(now + Duration::from_nanos(1));
             if st.armed.is_none_or(|armed| at < armed) {
@@ -391,7 +383,7 @@ impl Output {
                 });
             }
         }
-        if st.conn.is_drained() {
+        if driven.drained {
             self.retire.push(Arc::clone(conn));
         }
     }
@@ -410,6 +402,24 @@ impl Output {
         if let Err(e) = self.tx.flush(self.fd, &mut self.errq) {
             tracing::warn!(error = %e, "sendmmsg failed");
         }
+    }
+}
+
+/// The port's send batch as the core's [`Sink`]: datagrams are built in place in the batch,
+/// which is flushed whenever it fills.
+struct PortSink<'a> {
+    out: &'a mut Output,
+    /// The destination takes GSO trains.
+    gso: bool,
+}
+
+impl Sink for PortSink<'_> {
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        self.out.tx.buf_mut()
+    }
+
+    fn commit(&mut self, transmit: Transmit) {
+        self.out.commit(transmit, self.gso);
     }
 }
 

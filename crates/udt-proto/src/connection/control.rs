@@ -186,7 +186,7 @@ impl Connection {
         self.snd.last_data_ack = ack;
         self.snd.loss.remove_before(ack);
         if freed > 0 {
-            self.events.push_back(Event::Writable);
+            self.push_event(Event::Writable);
         }
         if self.snd.buffer.is_empty() {
             if let Some(since) = self.snd.busy_since.take() {

@@ -342,7 +342,7 @@ impl Connection {
         self.last_response = now;
         self.exp_count = 1;
         self.arm_exp();
-        self.events.push_back(Event::Connected);
+        self.push_event(Event::Connected);
         self.hold_first_data(now);
     }
 
@@ -452,6 +452,23 @@ impl Connection {
     /// The next application-visible event.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
+    }
+
+    /// Queue an event unless the same one already waits. An event says "look again", not
+    /// "this happened once": a reader woken by one `Readable` reads everything there is. So
+    /// the queue holds each kind at most once (at most four entries) however long nobody
+    /// drains it, where one entry per ACK used to pile up.
+    pub(crate) fn push_event(&mut self, event: Event) {
+        if !self.events.contains(&event) {
+            self.events.push_back(event);
+        }
+    }
+
+    /// Lengths of the internal output queues (control packets, events): for the tests that
+    /// hold every queue bounded over long transfers.
+    #[cfg(any(test, fuzzing))]
+    pub(crate) fn queue_lens(&self) -> (usize, usize) {
+        (self.control_out.len(), self.events.len())
     }
 
     // ----- application -----
@@ -757,7 +774,7 @@ impl Connection {
         self.state = State::Closed;
         self.error = Some(reason);
         self.timers.stop_all();
-        self.events.push_back(Event::Closed(reason));
+        self.push_event(Event::Closed(reason));
     }
 
     /// Send our single Shutdown and end.

@@ -77,7 +77,7 @@ impl Connection {
                 // high rate draw one ACK (and ACK2) per packet. Prompt ACKs (module docs)
                 // cover the tail within one gap instead, at a bounded ACK rate.
                 if self.config.mode == crate::config::Mode::Message && self.has_message() {
-                    self.events.push_back(Event::Readable);
+                    self.push_event(Event::Readable);
                 }
                 true
             }
@@ -195,7 +195,7 @@ impl Connection {
             self.rcv.last_ack = ack;
             self.rcv.buffer.set_ack_point(ack);
             if self.config.mode == crate::config::Mode::Stream || self.has_message() {
-                self.events.push_back(Event::Readable);
+                self.push_event(Event::Readable);
             }
         } else if ack == self.rcv.last_ack {
             // Repeat an unconfirmed ACK only once per RTT + 4·RTTVar.

@@ -1,12 +1,12 @@
 //! The `mux_input` body: what one UDP port of the runtime receives, fed through the real
 //! demultiplexing path.
 //!
-//! The runtime's multiplexer (`crates/udt/src/mux.rs` + `driver.rs`) hands every datagram to
-//! [`Endpoint::handle`] and acts on the answer: route it to the connection it names, accept
-//! or reject (backlog full) a verified request, or send the stateless reply; then it
-//! "drives" the connection (run its timer if due, drain `poll_transmit`, drain events,
-//! retire it with [`Endpoint::forget`] once drained). [`Host`] does exactly that, in virtual
-//! time, for three ports: a listening port `M` (the one the world can reach) and two genuine
+//! The runtime's multiplexer (`crates/udt/src/mux.rs` + `driver.rs`) follows the drive
+//! contract (`crate::drive`): every datagram goes to [`Endpoint::route`] (to the connection
+//! it names, accepted or refused against the accept backlog, or answered statelessly), the
+//! connection it reached is driven with [`Connection::drive`] (timer if due, transmits,
+//! events), and a drained one is retired with [`Endpoint::forget`]. [`Host`] makes exactly
+//! those calls, in virtual time, for three ports: a listening port `M` (the one the world can reach) and two genuine
 //! clients `P1`, `P2` connected to it. Around them, a handful of stranger addresses send
 //! arbitrary datagrams, forged handshakes (including conclusions carrying the cookie `M`
 //! echoed to them, so strangers get connections accepted and fill the backlog), and
@@ -20,7 +20,7 @@
 //!
 //! Checked, besides "no panic":
 //! - the endpoint routes only to connections it has, and its count matches the table;
-//! - `handle` appends bytes only with a `Response` (of the reported size), and `reject` too;
+//! - `route` appends bytes only as committed datagrams (of the reported size);
 //! - every datagram a connection emits goes to its own peer; `poll_transmit` runs dry;
 //! - a retired (forgotten) socket id no longer routes;
 //! - the accept queue never exceeds the backlog;
@@ -34,8 +34,9 @@ use std::time::Duration;
 use super::input::Input;
 use super::support::{encode_handshake, pattern};
 use crate::config::ConnectionConfig;
-use crate::connection::{Connection, State};
-use crate::endpoint::{DatagramEvent, Endpoint};
+use crate::connection::{Connection, State, Transmit};
+use crate::drive::{Route, Sink};
+use crate::endpoint::Endpoint;
 use crate::handshake::Connector;
 use crate::seq::{SeqNumber, SocketId};
 use crate::time::Instant;
@@ -332,18 +333,22 @@ impl World {
         genuine: bool,
     ) {
         let now = self.now;
-        let mut out = Outbox::new();
-        self.buf.clear();
+        let mut sink = CheckedSink::new(&mut self.buf, None);
         let h = &mut self.hosts[host];
-        let event = h.endpoint.handle(arrival, from, bytes, &mut self.buf);
-        if !matches!(event, Some(DatagramEvent::Response(_))) {
-            assert!(
-                self.buf.is_empty(),
-                "handle appended bytes without a Response"
-            );
+        let room = h.accept_queue.len() < h.backlog;
+        let route = h
+            .endpoint
+            .route(now, arrival, from, bytes, |_| room, &mut sink);
+        assert!(
+            sink.buf.is_empty(),
+            "route appended bytes it did not commit"
+        );
+        for (to, _) in &sink.out {
+            assert_eq!(*to, from, "a stateless reply goes back to the sender");
         }
-        match event {
-            Some(DatagramEvent::Connection(id)) => {
+        let mut out = sink.out;
+        match route {
+            Route::Connection(id) => {
                 // Property (a panic is a finding): the endpoint routes only to connections
                 // this host holds.
                 let c = h
@@ -354,34 +359,23 @@ impl World {
                 c.conn.handle_datagram(arrival, from, bytes);
                 drive(h, id, now, &mut out, &mut self.buf);
             }
-            Some(DatagramEvent::NewConnection(incoming)) => {
-                if h.accept_queue.len() >= h.backlog {
-                    let t = h.endpoint.reject(incoming, &mut self.buf);
-                    assert_eq!((t.size, t.destination), (self.buf.len(), from));
-                    out.push((from, self.buf.clone()));
-                } else {
-                    let conn = h.endpoint.accept(now, incoming, None);
-                    let id = conn.local_id();
-                    let c = Conn {
-                        conn,
-                        written: 0,
-                        read: 0,
-                        tainted: !genuine,
-                        dirty: false,
-                    };
-                    assert!(
-                        h.conns.insert(id, c).is_none(),
-                        "socket id {id:?} reused while live"
-                    );
-                    drive(h, id, now, &mut out, &mut self.buf);
-                    h.accept_queue.push_back(id);
-                }
+            Route::Accepted(conn) => {
+                let id = conn.local_id();
+                let c = Conn {
+                    conn: *conn,
+                    written: 0,
+                    read: 0,
+                    tainted: !genuine,
+                    dirty: false,
+                };
+                assert!(
+                    h.conns.insert(id, c).is_none(),
+                    "socket id {id:?} reused while live"
+                );
+                drive(h, id, now, &mut out, &mut self.buf);
+                h.accept_queue.push_back(id);
             }
-            Some(DatagramEvent::Response(t)) => {
-                assert_eq!((t.size, t.destination), (self.buf.len(), from));
-                out.push((from, self.buf.clone()));
-            }
-            None => {}
+            Route::Done => {}
         }
         self.route(host, out);
     }
@@ -616,41 +610,69 @@ impl World {
     }
 }
 
-/// `Output::drive` of driver.rs: run the due timer, drain datagrams (each must go to the
-/// connection's peer) and events, and retire the connection once drained.
+/// `Output::drive` of driver.rs: `Connection::drive` (each datagram must go to the
+/// connection's peer), then retire the connection once drained.
 fn drive(h: &mut Host, id: SocketId, now: Instant, out: &mut Outbox, buf: &mut Vec<u8>) {
     let Some(c) = h.conns.get_mut(&id) else {
         return;
     };
     c.dirty = false;
-    if c.conn.poll_timeout().is_some_and(|t| t <= now) {
-        c.conn.handle_timeout(now);
-    }
-    let remote = c.conn.remote();
-    let mut emitted = 0;
-    loop {
-        buf.clear();
-        let Some(t) = c.conn.poll_transmit(now, buf) else {
-            break;
-        };
-        assert_eq!(t.size, buf.len(), "Transmit::size is what was appended");
-        assert_eq!(t.destination, remote, "a connection sends only to its peer");
-        assert!(
-            buf.len() >= HEADER_LEN,
-            "a datagram holds at least a header"
-        );
-        out.push((remote, buf.clone()));
-        emitted += 1;
-        assert!(emitted <= MAX_BURST, "poll_transmit did not run dry");
-    }
-    while c.conn.poll_event().is_some() {}
-    if c.conn.is_drained() {
+    let mut sink = CheckedSink::new(buf, Some(c.conn.remote()));
+    let driven = c.conn.drive(now, &mut sink);
+    assert_eq!(
+        driven.transmits,
+        sink.out.len(),
+        "Driven counts what it committed"
+    );
+    out.append(&mut sink.out);
+    assert_eq!(c.conn.queue_lens().1, 0, "drive drains the events");
+    if driven.drained {
         let conn = h.conns.remove(&id).map(|c| c.conn);
         if let Some(conn) = conn {
             h.endpoint.forget(&conn);
         }
         h.accept_queue.retain(|&q| q != id);
         h.retired.push(id);
+    }
+}
+
+/// A sink that checks what the core commits: each datagram is exactly the bytes appended
+/// since the last one, holds at least a header, goes where it must, and a drain ends.
+struct CheckedSink<'a> {
+    buf: &'a mut Vec<u8>,
+    /// Every datagram must go here (a connection's peer), if set.
+    to: Option<SocketAddr>,
+    out: Outbox,
+}
+
+impl<'a> CheckedSink<'a> {
+    fn new(buf: &'a mut Vec<u8>, to: Option<SocketAddr>) -> Self {
+        buf.clear();
+        Self {
+            buf,
+            to,
+            out: Outbox::new(),
+        }
+    }
+}
+
+impl Sink for CheckedSink<'_> {
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        self.buf
+    }
+
+    fn commit(&mut self, t: Transmit) {
+        assert_eq!(
+            t.size,
+            self.buf.len(),
+            "Transmit::size is what was appended"
+        );
+        assert!(t.size >= HEADER_LEN, "a datagram holds at least a header");
+        if let Some(to) = self.to {
+            assert_eq!(t.destination, to, "a connection sends only to its peer");
+        }
+        self.out.push((t.destination, std::mem::take(self.buf)));
+        assert!(self.out.len() <= MAX_BURST, "poll_transmit did not run dry");
     }
 }
 

@@ -200,6 +200,41 @@ fn graceful_close_delivers_everything_then_eof() {
     assert_eq!(got, 300_000);
     assert_eq!(p.sim.conn(cn, c).state(), State::Closed);
     assert_eq!(p.sim.conn(sn, s).error(), Some(ConnectionError::PeerClosed));
+    // Both ends drained and were forgotten by their endpoints (the drive contract's third
+    // step), so nothing routes to them any more.
+    p.sim.run_for(Duration::from_millis(100));
+    for node in [cn, sn] {
+        assert_eq!(p.sim.nodes[node].endpoint.connection_count(), 0);
+    }
+}
+
+/// Issue 10: a connection's internal queues stay bounded over a long lossy transfer (the
+/// event queue used to grow by one entry per ACK wherever nobody drained it).
+#[test]
+fn issue_10_queues_stay_bounded_over_a_long_transfer() {
+    let link = || {
+        LinkConfig::new()
+            .rate_bps(1_000_000_000)
+            .delay(Duration::from_millis(10))
+            .queue_bytes(2_500_000)
+            .loss(LossModel::bernoulli(0.005))
+    };
+    let mut p = Pair::new(link(), link(), ConnectionConfig::default(), 10);
+    let (c, s) = p.connect(ConnectionConfig::default());
+    let mut check = StreamCheck::new(128 << 20);
+    let (cn, sn) = (p.client, p.server);
+    let ok = p.sim.run_until(Duration::from_secs(60), |sim| {
+        check.pump(sim, cn, c);
+        check.drain(sim, sn, s);
+        check.done()
+    });
+    assert!(ok, "received {} bytes", check.received());
+    let (control, events) = p.sim.max_queues;
+    assert!(events <= 4, "{events} events queued between two drives");
+    assert!(
+        control <= 256,
+        "{control} control packets queued between two drives"
+    );
 }
 
 #[test]

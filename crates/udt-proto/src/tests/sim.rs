@@ -5,7 +5,7 @@
 //! shared bottleneck, say). The clock jumps straight to the next deadline of any link or
 //! connection, so a 10-second 1 Gbit/s transfer takes well under a second of CPU.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
@@ -13,7 +13,8 @@ use udt_netsim::{Link, LinkConfig};
 
 use crate::config::ConnectionConfig;
 use crate::connection::Connection;
-use crate::endpoint::{DatagramEvent, Endpoint};
+use crate::drive::{Route, VecSink};
+use crate::endpoint::Endpoint;
 use crate::seq::SocketId;
 use crate::time::Instant;
 
@@ -32,6 +33,9 @@ pub(crate) struct Node {
     pub(crate) conns: BTreeMap<SocketId, Connection>,
     /// Connections accepted by the listener, in order (the "accept queue").
     pub(crate) accepted: Vec<SocketId>,
+    /// Connections that drained and were forgotten by the endpoint (kept in `conns` so
+    /// tests can still read their state, but no longer driven).
+    pub(crate) retired: BTreeSet<SocketId>,
     /// Drop everything arriving here (a vanished peer).
     pub(crate) dead: bool,
     /// A dead node's port is closed: each datagram arriving draws an ICMP port unreachable
@@ -45,11 +49,14 @@ pub(crate) struct Sim {
     pub(crate) nodes: Vec<Node>,
     links: Vec<Link<Hop>>,
     routes: HashMap<(usize, usize), Vec<usize>>,
-    buf: Vec<u8>,
+    sink: VecSink,
     /// Datagrams handed to a node (for "no state per packet" checks and debugging).
     pub(crate) datagrams: u64,
     /// When the application (the `run_until` closure) wants to run next, if it has a timer.
     pub(crate) app_wake: Option<Instant>,
+    /// The longest control-packet and event queues any connection held when it was about to
+    /// be driven (what piled up between two drives): the bounded-queue checks.
+    pub(crate) max_queues: (usize, usize),
 }
 
 impl Sim {
@@ -59,9 +66,10 @@ impl Sim {
             nodes: Vec::new(),
             links: Vec::new(),
             routes: HashMap::new(),
-            buf: Vec::with_capacity(2048),
+            sink: VecSink::default(),
             datagrams: 0,
             app_wake: None,
+            max_queues: (0, 0),
         }
     }
 
@@ -74,6 +82,7 @@ impl Sim {
             endpoint: Endpoint::new(seed),
             conns: BTreeMap::new(),
             accepted: Vec::new(),
+            retired: BTreeSet::new(),
             dead: false,
             port_closed: false,
         });
@@ -162,7 +171,12 @@ impl Sim {
         let conns = self
             .nodes
             .iter()
-            .flat_map(|n| n.conns.values())
+            .flat_map(|n| {
+                n.conns
+                    .iter()
+                    .filter(|(id, _)| !n.retired.contains(id))
+                    .map(|(_, c)| c)
+            })
             .filter_map(|c| c.poll_timeout())
             .min();
         let app = self.app_wake.filter(|&t| t > self.now);
@@ -218,26 +232,24 @@ impl Sim {
         self.datagrams += 1;
         let from = self.nodes[src].addr;
         let now = self.now;
-        self.buf.clear();
         let node = &mut self.nodes[dst];
-        match node.endpoint.handle(now, from, data, &mut self.buf) {
-            Some(DatagramEvent::Connection(id)) => {
+        match node
+            .endpoint
+            .route(now, now, from, data, |_| true, &mut self.sink)
+        {
+            Route::Connection(id) => {
                 if let Some(conn) = node.conns.get_mut(&id) {
                     conn.handle_datagram(now, from, data);
                 }
             }
-            Some(DatagramEvent::NewConnection(incoming)) => {
-                let conn = node.endpoint.accept(now, incoming, None);
+            Route::Accepted(conn) => {
                 let id = conn.local_id();
-                node.conns.insert(id, conn);
+                node.conns.insert(id, *conn);
                 node.accepted.push(id);
             }
-            Some(DatagramEvent::Response(_)) => {
-                let reply = self.buf.clone();
-                self.send(dst, from, reply);
-            }
-            None => {}
+            Route::Done => {}
         }
+        self.send_sink(dst);
     }
 
     /// Run due timers and drain every connection's output.
@@ -254,24 +266,31 @@ impl Sim {
         }
     }
 
+    /// `Connection::drive` one connection, send what it emitted, and retire it (forgotten
+    /// by its endpoint) once drained, as a runtime does.
     fn drive_one(&mut self, n: usize, id: SocketId, now: Instant) {
-        let mut out = Vec::new();
-        {
-            let Some(conn) = self.nodes[n].conns.get_mut(&id) else {
-                return;
-            };
-            if conn.poll_timeout().is_some_and(|t| t <= now) {
-                conn.handle_timeout(now);
-            }
-            loop {
-                let mut buf = Vec::with_capacity(1500);
-                match conn.poll_transmit(now, &mut buf) {
-                    Some(t) => out.push((t.destination, buf)),
-                    None => break,
-                }
-            }
+        let node = &mut self.nodes[n];
+        if node.retired.contains(&id) {
+            return;
         }
-        for (dst, data) in out {
+        let Some(conn) = node.conns.get_mut(&id) else {
+            return;
+        };
+        let (control, events) = conn.queue_lens();
+        self.max_queues = (
+            self.max_queues.0.max(control),
+            self.max_queues.1.max(events),
+        );
+        if conn.drive(now, &mut self.sink).drained {
+            node.endpoint.forget(conn);
+            node.retired.insert(id);
+        }
+        self.send_sink(n);
+    }
+
+    /// Send what node `n` committed to the sink.
+    fn send_sink(&mut self, n: usize) {
+        for (dst, data) in std::mem::take(&mut self.sink.datagrams) {
             self.send(n, dst, data);
         }
     }

@@ -1,0 +1,276 @@
+//! The drive contract: how a runtime moves one UDP port's datagrams through the core.
+//!
+//! Every user of the core (the threaded runtime, the interop driver, the simulator, the
+//! benches, the `mux_input` fuzz target) does the same three things, and does them here:
+//!
+//! 1. **Route** each arriving datagram with [`Endpoint::route`]: it belongs to a connection
+//!    ([`Route::Connection`]: pass it to [`Connection::handle_datagram`]), or it was a verified
+//!    request that the endpoint accepted ([`Route::Accepted`]: store the new connection and
+//!    queue it for the application), or the endpoint dealt with it alone (a stateless reply or
+//!    a refusal went to the [`Sink`], or it was dropped and counted).
+//! 2. **Drive** every connection that something happened to (a datagram, an application call,
+//!    a deadline) with [`Connection::drive`]: it runs a due timeout, sends everything due
+//!    into the sink, drains the events, and reports ([`Driven`]) whether anything woke the
+//!    application, when to drive it next, and whether it can be forgotten.
+//! 3. **Forget** a connection that reported [`Driven::drained`] with [`Endpoint::forget`],
+//!    after what it sent has left.
+//!
+//! Nothing here needs more than one connection at a time, so a threaded runtime can keep
+//! one lock per connection: the endpoint is consulted under the port's lock, each connection
+//! is driven under its own.
+
+use std::net::SocketAddr;
+
+use crate::connection::{Connection, Transmit};
+use crate::endpoint::{DatagramEvent, Endpoint, Incoming};
+use crate::time::Instant;
+
+/// Where the datagrams a drive or a route produces go.
+///
+/// The core appends each datagram's bytes to [`Sink::buffer`] and then calls
+/// [`Sink::commit`] with its destination and length, so a runtime can build a batch in
+/// place (one `sendmmsg`) and a simulator can hand each datagram to its link.
+pub trait Sink {
+    /// The buffer the next datagram is appended to.
+    fn buffer(&mut self) -> &mut Vec<u8>;
+    /// The last `transmit.size` bytes of the buffer are one datagram for
+    /// `transmit.destination`.
+    fn commit(&mut self, transmit: Transmit);
+}
+
+/// A sink that collects datagrams as separate vectors (tests, simulations, simple drivers).
+#[derive(Debug, Default)]
+pub struct VecSink {
+    buf: Vec<u8>,
+    /// Each committed datagram with its destination, oldest first.
+    pub datagrams: Vec<(SocketAddr, Vec<u8>)>,
+}
+
+impl Sink for VecSink {
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
+    fn commit(&mut self, transmit: Transmit) {
+        let start = self.buf.len() - transmit.size;
+        let datagram = self.buf.split_off(start);
+        self.datagrams.push((transmit.destination, datagram));
+    }
+}
+
+/// What [`Endpoint::route`] decided about a datagram.
+#[derive(Debug)]
+pub enum Route {
+    /// It is for this connection: hand it to [`Connection::handle_datagram`], then drive the
+    /// connection.
+    Connection(crate::seq::SocketId),
+    /// A verified request was accepted: store the connection, drive it (its handshake
+    /// response is queued) and offer it to the application. (Boxed: a connection is large
+    /// and the other answers are a word.)
+    Accepted(Box<Connection>),
+    /// Nothing more to do: answered statelessly or refused (through the sink), or dropped.
+    Done,
+}
+
+/// What one [`Connection::drive`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Driven {
+    /// Datagrams committed to the sink.
+    pub transmits: usize,
+    /// An application-visible event happened (connected, readable, writable, closed): wake
+    /// whoever waits on the connection.
+    pub events: bool,
+    /// When to drive the connection next, if it has a deadline.
+    pub timeout: Option<Instant>,
+    /// The connection ended and sent its last datagram: forget it
+    /// ([`Endpoint::forget`]) once the sink's datagrams have left.
+    pub drained: bool,
+}
+
+impl Endpoint {
+    /// Decide what a datagram that arrived at `arrival` from `from` is for.
+    ///
+    /// A verified connection request is accepted (as of `now`, with the listener's
+    /// configuration) if `admit` says there is room for it (a runtime checks its accept
+    /// backlog), and refused with UDT4's rejection otherwise. Stateless replies and
+    /// refusals are committed to `sink`.
+    pub fn route(
+        &mut self,
+        now: Instant,
+        arrival: Instant,
+        from: SocketAddr,
+        data: &[u8],
+        admit: impl FnOnce(&Incoming) -> bool,
+        sink: &mut impl Sink,
+    ) -> Route {
+        match self.handle(arrival, from, data, sink.buffer()) {
+            Some(DatagramEvent::Connection(id)) => Route::Connection(id),
+            Some(DatagramEvent::NewConnection(incoming)) if admit(&incoming) => {
+                Route::Accepted(Box::new(self.accept(now, incoming, None)))
+            }
+            Some(DatagramEvent::NewConnection(incoming)) => {
+                let refusal = self.reject(incoming, sink.buffer());
+                sink.commit(refusal);
+                Route::Done
+            }
+            Some(DatagramEvent::Response(reply)) => {
+                sink.commit(reply);
+                Route::Done
+            }
+            None => Route::Done,
+        }
+    }
+}
+
+impl Connection {
+    /// Bring the connection up to date at `now`: run its timeout if due, commit every
+    /// datagram due into `sink`, and drain its events. Call it after anything happened to
+    /// the connection (datagrams handed to it, an application call, its deadline).
+    pub fn drive(&mut self, now: Instant, sink: &mut impl Sink) -> Driven {
+        if self.poll_timeout().is_some_and(|t| t <= now) {
+            self.handle_timeout(now);
+        }
+        let mut transmits = 0;
+        while let Some(t) = self.poll_transmit(now, sink.buffer()) {
+            sink.commit(t);
+            transmits += 1;
+        }
+        let mut events = false;
+        while self.poll_event().is_some() {
+            events = true;
+        }
+        Driven {
+            transmits,
+            events,
+            timeout: self.poll_timeout(),
+            drained: self.is_drained(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ConnectionConfig;
+    use crate::connection::{Event, State};
+
+    fn addr(last: u8) -> SocketAddr {
+        SocketAddr::from(([10, 0, 0, last], 9000))
+    }
+
+    /// Deliver everything in `from_sink` to `to`, routing and driving as a runtime does.
+    fn deliver(
+        now: Instant,
+        from: SocketAddr,
+        from_sink: &mut VecSink,
+        to: &mut Endpoint,
+        conns: &mut Vec<Connection>,
+        admit: bool,
+        out: &mut VecSink,
+    ) {
+        for (_, bytes) in std::mem::take(&mut from_sink.datagrams) {
+            match to.route(now, now, from, &bytes, |_| admit, out) {
+                Route::Connection(id) => {
+                    let conn = conns.iter_mut().find(|c| c.local_id() == id).unwrap();
+                    conn.handle_datagram(now, from, &bytes);
+                    conn.drive(now, out);
+                }
+                Route::Accepted(mut conn) => {
+                    conn.drive(now, out);
+                    conns.push(*conn);
+                }
+                Route::Done => {}
+            }
+        }
+    }
+
+    /// The whole contract on a perfect zero-delay network: a handshake through `route`
+    /// (cookie reply, then acceptance) and both sides connected after a few drives.
+    #[test]
+    fn route_and_drive_connect_two_endpoints() {
+        let now = Instant::ZERO;
+        let (a, b) = (addr(1), addr(2));
+        let mut client = Endpoint::new(1);
+        let mut server = Endpoint::new(2);
+        server.listen(ConnectionConfig::default());
+        let mut caller = client.connect(now, b, ConnectionConfig::default()).unwrap();
+        let mut accepted = Vec::new();
+        let (mut to_server, mut to_client) = (VecSink::default(), VecSink::default());
+        for _ in 0..4 {
+            caller.drive(now, &mut to_server);
+            deliver(
+                now,
+                a,
+                &mut to_server,
+                &mut server,
+                &mut accepted,
+                true,
+                &mut to_client,
+            );
+            for (_, bytes) in std::mem::take(&mut to_client.datagrams) {
+                assert!(matches!(
+                    client.route(now, now, b, &bytes, |_| true, &mut to_server),
+                    Route::Connection(_)
+                ));
+                caller.handle_datagram(now, b, &bytes);
+            }
+        }
+        assert_eq!(caller.state(), State::Connected);
+        assert_eq!(accepted.len(), 1);
+        assert_eq!(accepted[0].state(), State::Connected);
+        assert_eq!(server.connection_count(), 1);
+    }
+
+    /// A request that `admit` turns away gets UDT4's rejection through the sink and leaves
+    /// no state behind.
+    #[test]
+    fn a_request_without_room_is_refused_through_the_sink() {
+        let now = Instant::ZERO;
+        let (a, b) = (addr(1), addr(2));
+        let mut client = Endpoint::new(1);
+        let mut server = Endpoint::new(2);
+        server.listen(ConnectionConfig::default());
+        let mut caller = client.connect(now, b, ConnectionConfig::default()).unwrap();
+        let mut accepted = Vec::new();
+        let (mut to_server, mut to_client) = (VecSink::default(), VecSink::default());
+        for _ in 0..3 {
+            caller.drive(now, &mut to_server);
+            deliver(
+                now,
+                a,
+                &mut to_server,
+                &mut server,
+                &mut accepted,
+                false,
+                &mut to_client,
+            );
+            for (_, bytes) in std::mem::take(&mut to_client.datagrams) {
+                caller.handle_datagram(now, b, &bytes);
+            }
+        }
+        assert!(accepted.is_empty());
+        assert_eq!(server.connection_count(), 0);
+        assert!(server.stats().rejected >= 1);
+        let driven = caller.drive(now, &mut to_server);
+        assert_eq!(caller.state(), State::Closed);
+        assert!(driven.drained, "a refused caller has nothing left to send");
+    }
+
+    /// Events are coalesced: a connection nobody drains holds each kind at most once.
+    #[test]
+    fn undrained_events_stay_bounded() {
+        let now = Instant::ZERO;
+        let mut ep = Endpoint::new(3);
+        let mut conn = ep
+            .connect(now, addr(2), ConnectionConfig::default())
+            .unwrap();
+        for _ in 0..1000 {
+            conn.push_event(Event::Readable);
+            conn.push_event(Event::Writable);
+        }
+        assert_eq!(conn.queue_lens().1, 2);
+        let driven = conn.drive(now, &mut VecSink::default());
+        assert!(driven.events);
+        assert_eq!(conn.queue_lens().1, 0);
+    }
+}
