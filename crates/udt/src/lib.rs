@@ -51,6 +51,7 @@ mod driver;
 mod error;
 mod mux;
 mod open;
+mod ops;
 mod options;
 mod poller;
 mod ports;

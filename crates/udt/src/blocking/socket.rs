@@ -2,10 +2,9 @@
 //! calls on one connection with UDT4's blocking modes (UDT_SNDSYN / UDT_RCVSYN), timeouts
 //! (UDT_SNDTIMEO / UDT_RCVTIMEO) and linger semantics.
 //!
-//! Every call locks the connection and tries the non-blocking core call; in blocking mode it
-//! then sleeps on the connection's condition variable until the I/O thread reports progress,
-//! in non-blocking mode it fails with `WouldBlock`. Calls that give the connection something
-//! to send "poke" the multiplexer so its I/O thread picks it up at once.
+//! Every call locks the connection and tries the operation's step from [`crate::ops`]; in
+//! blocking mode it then sleeps on the connection's condition variable until the I/O thread
+//! reports progress, in non-blocking mode it fails with `WouldBlock`.
 
 use std::io;
 use std::net::SocketAddr;
@@ -13,17 +12,15 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant as StdInstant};
 
-use udt_proto::{ConnectionError, ConnectionStats, Mode, PathStats, RecvError, SendError, State};
+use udt_proto::{ConnectionStats, Mode, PathStats, State};
 
 use super::perf::{PerfSnapshot, Perfmon};
 use crate::error::{timed_out, would_block};
 use crate::mux::MuxRef;
+use crate::ops::{self, Port};
 use crate::options::{check_timeout, RuntimeOptions, SocketOptions};
 use crate::poller::{conn_readiness, PollHandle, Ready};
 use crate::shared::{ConnShared, ConnState};
-
-/// Most bytes one `write` copies into the send buffer under the connection's lock.
-const MAX_WRITE_PER_LOCK: usize = 256 << 10;
 
 /// `AtomicU64` encoding of "no timeout".
 const NO_TIMEOUT: u64 = u64::MAX;
@@ -58,13 +55,7 @@ impl Socket {
         if !options.runtime.recv_blocking {
             return Ok(socket);
         }
-        let result = socket.conn.wait_until(None, |st| match st.conn.state() {
-            State::Connecting => None,
-            State::Connected | State::Closing => Some(Ok(())),
-            // Connected, and the peer already closed: reads will see the end of stream.
-            State::Closed if st.conn.error() == Some(ConnectionError::PeerClosed) => Some(Ok(())),
-            State::Closed => Some(Err(closed_error(st))),
-        });
+        let result = socket.conn.wait_until(None, ops::try_connected);
         result.unwrap_or(Ok(()))?;
         Ok(socket)
     }
@@ -90,6 +81,10 @@ impl Socket {
         store_timeout(&socket.read_timeout_ns, runtime.recv_timeout);
         store_timeout(&socket.write_timeout_ns, runtime.send_timeout);
         socket
+    }
+
+    fn port(&self) -> Port<'_> {
+        Port::new(&self.mux, &self.conn)
     }
 
     /// Run `f` under the connection's lock until it gives a result: once in non-blocking
@@ -120,14 +115,8 @@ impl Socket {
     }
 
     fn read_with(&self, blocking: bool, buf: &mut [u8]) -> io::Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
         self.op(blocking, &self.read_timeout_ns, "read", |st| {
-            match st.conn.recv(buf) {
-                Err(RecvError::WouldBlock) => None,
-                r => Some(r.map_err(io::Error::from)),
-            }
+            ops::try_read(st, buf)
         })
     }
 
@@ -138,22 +127,9 @@ impl Socket {
     }
 
     pub(crate) fn write_with(&self, blocking: bool, data: &[u8]) -> io::Result<usize> {
-        if data.is_empty() {
-            return Ok(0);
-        }
-        let mux = self.mux.mux();
-        // Bound the time the connection stays locked (the I/O thread waits meanwhile).
-        let data = &data[..data.len().min(MAX_WRITE_PER_LOCK)];
+        let port = self.port();
         self.op(blocking, &self.write_timeout_ns, "write", |st| {
-            match st.conn.send(mux.now(), data) {
-                Ok(n) => {
-                    mux.poke(&self.conn, st);
-                    Some(Ok(n))
-                }
-                // Still connecting (asynchronous connect): wait as for buffer space.
-                Err(SendError::WouldBlock | SendError::NotConnected) => None,
-                Err(e) => Some(Err(e.into())),
-            }
+            ops::try_write(st, port, data)
         })
     }
 
@@ -169,15 +145,7 @@ impl Socket {
     }
 
     fn flush_with(&self, blocking: bool) -> io::Result<()> {
-        self.op(blocking, &self.write_timeout_ns, "flush", |st| {
-            if st.conn.is_send_idle() {
-                Some(Ok(()))
-            } else if st.conn.state() == State::Closed {
-                Some(Err(closed_error(st)))
-            } else {
-                None
-            }
-        })
+        self.op(blocking, &self.write_timeout_ns, "flush", ops::try_flush)
     }
 
     pub(crate) fn send_msg(
@@ -187,30 +155,16 @@ impl Socket {
         in_order: bool,
     ) -> io::Result<()> {
         let blocking = self.send_blocking.load(Relaxed);
-        let mux = self.mux.mux();
-        self.op(
-            blocking,
-            &self.write_timeout_ns,
-            "send_msg",
-            |st| match st.conn.send_msg(mux.now(), msg, ttl, in_order) {
-                Ok(()) => {
-                    mux.poke(&self.conn, st);
-                    Some(Ok(()))
-                }
-                Err(SendError::WouldBlock | SendError::NotConnected) => None,
-                Err(e) => Some(Err(e.into())),
-            },
-        )
+        let port = self.port();
+        self.op(blocking, &self.write_timeout_ns, "send_msg", |st| {
+            ops::try_send_msg(st, port, msg, ttl, in_order)
+        })
     }
 
     pub(crate) fn recv_msg(&self, buf: &mut [u8]) -> io::Result<usize> {
         let blocking = self.recv_blocking.load(Relaxed);
         self.op(blocking, &self.read_timeout_ns, "recv_msg", |st| {
-            match st.conn.recv_msg(buf) {
-                Ok((copied, _len)) => Some(Ok(copied)),
-                Err(RecvError::WouldBlock) => None,
-                Err(e) => Some(Err(e.into())),
-            }
+            ops::try_recv_msg(st, buf)
         })
     }
 
@@ -224,14 +178,7 @@ impl Socket {
         }
         let result = self
             .conn
-            .wait_until(None, |st| {
-                (st.conn.state() == State::Closed).then(|| match st.conn.error() {
-                    None | Some(ConnectionError::LocallyClosed | ConnectionError::PeerClosed) => {
-                        Ok(())
-                    }
-                    Some(e) => Err(e.into()),
-                })
-            })
+            .wait_until(None, ops::try_closed)
             .unwrap_or(Ok(()));
         // Closed is reached when the Shutdown is queued, not sent: wait (briefly, in case
         // the I/O thread is gone) until it left, or a process exiting right after `close`
@@ -245,12 +192,7 @@ impl Socket {
     /// Begin closing without waiting (what `Drop` does): no more writes; queued data drains
     /// up to the linger time, then the peer is told. Received data can still be read.
     pub(crate) fn shutdown(&self) {
-        let mut st = self.conn.lock();
-        if matches!(st.conn.state(), State::Connecting | State::Connected) {
-            let now = self.mux.mux().now();
-            st.conn.close(now);
-            self.mux.mux().poke(&self.conn, &mut st);
-        }
+        ops::start_close(&mut self.conn.lock(), self.port());
     }
 
     pub(crate) fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
@@ -378,13 +320,6 @@ impl Drop for Socket {
     fn drop(&mut self) {
         self.shutdown();
     }
-}
-
-fn closed_error(st: &ConnState) -> io::Error {
-    st.conn
-        .error()
-        .unwrap_or(ConnectionError::LocallyClosed)
-        .into()
 }
 
 fn deadline(timeout_ns: &AtomicU64) -> Option<StdInstant> {

@@ -2,11 +2,11 @@
 //! [`super::UdtStream`] and [`super::UdtMessageSocket`].
 //!
 //! Every `poll_*` method has the same shape ([`Conn::poll_op`]): lock the connection, try the
-//! non-blocking core call, and if it cannot proceed register the task's waker *before*
-//! unlocking. The I/O thread changes the connection and wakes the list under the same lock,
-//! so no wake-up falls between the look and the registration. Nothing is consumed by a poll
-//! that returns `Pending`, so dropping any of these futures loses no data (cancellation
-//! safe).
+//! operation's step from [`crate::ops`], and if it cannot proceed register the task's waker
+//! *before* unlocking. The I/O thread changes the connection and wakes the list under the
+//! same lock, so no wake-up falls between the look and the registration. Nothing is consumed
+//! by a poll that returns `Pending`, so dropping any of these futures loses no data
+//! (cancellation safe).
 
 use std::io;
 use std::net::SocketAddr;
@@ -14,16 +14,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant as StdInstant};
 
-use udt_proto::{ConnectionError, ConnectionStats, PathStats, RecvError, SendError, State};
+use udt_proto::{ConnectionStats, PathStats, State};
 
 use crate::blocking::PerfSnapshot;
 use crate::mux::MuxRef;
+use crate::ops::{self, Port};
 use crate::shared::{ConnShared, ConnState};
 use crate::Perfmon;
-
-/// Most bytes one write copies into the send buffer under the connection's lock (the I/O
-/// thread waits for the lock meanwhile).
-const MAX_WRITE_PER_LOCK: usize = 256 << 10;
 
 /// A connection inside a multiplexer, with the handle that keeps the multiplexer open.
 #[derive(Debug)]
@@ -43,6 +40,10 @@ impl Conn {
             peer,
             perf: Mutex::new(PerfSnapshot::new(StdInstant::now())),
         }
+    }
+
+    fn port(&self) -> Port<'_> {
+        Port::new(&self.mux, &self.conn)
     }
 
     /// Run `f` under the lock; if it gives no result, wake this task at the connection's next
@@ -65,13 +66,7 @@ impl Conn {
     /// Ready once the handshake has ended: `Ok` if connected, the reason otherwise (refused,
     /// timed out, ...).
     pub(super) fn poll_connected(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_op(cx, |st| match st.conn.state() {
-            State::Connecting => None,
-            State::Connected | State::Closing => Some(Ok(())),
-            // Connected, and the peer already closed: reads will see the end of stream.
-            State::Closed if st.conn.error() == Some(ConnectionError::PeerClosed) => Some(Ok(())),
-            State::Closed => Some(Err(closed_error(st))),
-        })
+        self.poll_op(cx, ops::try_connected)
     }
 
     /// Read stream data into `buf` (`Ok(0)`: end of stream).
@@ -80,31 +75,12 @@ impl Conn {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        if buf.is_empty() {
-            return Poll::Ready(Ok(0));
-        }
-        self.poll_op(cx, |st| match st.conn.recv(buf) {
-            Err(RecvError::WouldBlock) => None,
-            r => Some(r.map_err(io::Error::from)),
-        })
+        self.poll_op(cx, |st| ops::try_read(st, buf))
     }
 
     /// Queue as much of `data` as fits (up to a bound per lock).
     pub(super) fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
-        if data.is_empty() {
-            return Poll::Ready(Ok(0));
-        }
-        let mux = self.mux.mux();
-        let data = &data[..data.len().min(MAX_WRITE_PER_LOCK)];
-        self.poll_op(cx, |st| match st.conn.send(mux.now(), data) {
-            Ok(n) => {
-                mux.poke(&self.conn, st);
-                Some(Ok(n))
-            }
-            // Still connecting, or the buffer is full: wait for progress.
-            Err(SendError::WouldBlock | SendError::NotConnected) => None,
-            Err(e) => Some(Err(e.into())),
-        })
+        self.poll_op(cx, |st| ops::try_write(st, self.port(), data))
     }
 
     /// Queue one message.
@@ -115,16 +91,8 @@ impl Conn {
         ttl: Option<Duration>,
         in_order: bool,
     ) -> Poll<io::Result<()>> {
-        let mux = self.mux.mux();
         self.poll_op(cx, |st| {
-            match st.conn.send_msg(mux.now(), msg, ttl, in_order) {
-                Ok(()) => {
-                    mux.poke(&self.conn, st);
-                    Some(Ok(()))
-                }
-                Err(SendError::WouldBlock | SendError::NotConnected) => None,
-                Err(e) => Some(Err(e.into())),
-            }
+            ops::try_send_msg(st, self.port(), msg, ttl, in_order)
         })
     }
 
@@ -134,46 +102,24 @@ impl Conn {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        self.poll_op(cx, |st| match st.conn.recv_msg(buf) {
-            Ok((copied, _len)) => Some(Ok(copied)),
-            Err(RecvError::WouldBlock) => None,
-            Err(e) => Some(Err(e.into())),
-        })
+        self.poll_op(cx, |st| ops::try_recv_msg(st, buf))
     }
 
     /// Ready once everything written has been acknowledged (or dropped by its TTL).
     pub(super) fn poll_flush(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.poll_op(cx, |st| {
-            if st.conn.is_send_idle() {
-                Some(Ok(()))
-            } else if st.conn.state() == State::Closed {
-                Some(Err(closed_error(st)))
-            } else {
-                None
-            }
-        })
+        self.poll_op(cx, ops::try_flush)
     }
 
     /// Close with linger and wait for the end: queued data drains (up to the linger time),
     /// then the peer is told. Calling it again after it finished is `Ok`.
     pub(super) fn poll_close(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.start_close();
-        self.poll_op(cx, |st| {
-            (st.conn.state() == State::Closed).then(|| match st.conn.error() {
-                None | Some(ConnectionError::LocallyClosed | ConnectionError::PeerClosed) => Ok(()),
-                Some(e) => Err(e.into()),
-            })
-        })
+        self.poll_op(cx, ops::try_closed)
     }
 
     /// Begin closing without waiting (what `Drop` does).
     pub(super) fn start_close(&self) {
-        let mut st = self.conn.lock();
-        if matches!(st.conn.state(), State::Connecting | State::Connected) {
-            let mux = self.mux.mux();
-            st.conn.close(mux.now());
-            mux.poke(&self.conn, &mut st);
-        }
+        ops::start_close(&mut self.conn.lock(), self.port());
     }
 
     pub(super) fn stats(&self) -> ConnectionStats {
@@ -223,11 +169,4 @@ impl Drop for Conn {
     fn drop(&mut self) {
         self.start_close();
     }
-}
-
-fn closed_error(st: &ConnState) -> io::Error {
-    st.conn
-        .error()
-        .unwrap_or(ConnectionError::LocallyClosed)
-        .into()
 }
