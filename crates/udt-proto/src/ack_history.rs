@@ -19,13 +19,13 @@ struct Entry {
 /// up front: an idle connection, or one that only sends, never needs it, and a server with a
 /// thousand such connections would otherwise hold 24 MiB of empty rings.
 #[derive(Debug, Clone, Default)]
-pub struct AckHistory {
+pub(crate) struct AckHistory {
     entries: Vec<Option<Entry>>,
 }
 
 impl AckHistory {
     /// Remember that ACK `number` acknowledged up to `ack` at `sent`.
-    pub fn record(&mut self, number: AckNumber, ack: SeqNumber, sent: Instant) {
+    pub(crate) fn record(&mut self, number: AckNumber, ack: SeqNumber, sent: Instant) {
         if self.entries.is_empty() {
             self.entries = vec![None; SIZE];
         }
@@ -34,7 +34,7 @@ impl AckHistory {
 
     /// Look up the ACK an ACK2 echoes: its acknowledged sequence and send time. The entry is
     /// consumed so a duplicated ACK2 gives no second sample.
-    pub fn acknowledge(&mut self, number: AckNumber) -> Option<(SeqNumber, Instant)> {
+    pub(crate) fn acknowledge(&mut self, number: AckNumber) -> Option<(SeqNumber, Instant)> {
         // Empty until the first ACK: an ACK2 before it finds nothing.
         let cell = self.entries.get_mut(slot(number))?;
         let entry = cell.filter(|e| e.number == number)?;

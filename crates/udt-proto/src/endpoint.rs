@@ -5,7 +5,7 @@
 //! hands valid requests to the application as [`Incoming`], and allocates socket ids and
 //! initial sequence numbers.
 //!
-//! The endpoint does not own connections: [`Endpoint::handle`] says which connection a
+//! The endpoint does not own connections: [`Endpoint::route`] says which connection a
 //! datagram belongs to and the caller passes it on. That keeps each connection independently
 //! lockable in a threaded runtime.
 
@@ -23,9 +23,9 @@ use crate::stats::MalformedCounters;
 use crate::time::Instant;
 use crate::wire::{self, ControlBody, ControlRepr, HandshakeRepr, Packet, ReqType, Timestamp};
 
-/// What to do with a datagram.
+/// What to do with a datagram (the raw answer behind [`Endpoint::route`]).
 #[derive(Debug)]
-pub enum DatagramEvent {
+pub(crate) enum DatagramEvent {
     /// It belongs to this connection: pass it to `Connection::handle_datagram`.
     Connection(SocketId),
     /// A verified connection request for the listener: `accept` or `reject` it.
@@ -183,7 +183,7 @@ impl Endpoint {
     }
 
     /// Decide where a datagram from `remote` goes. Stateless replies are appended to `buf`.
-    pub fn handle(
+    pub(crate) fn handle(
         &mut self,
         now: Instant,
         remote: SocketAddr,
@@ -213,7 +213,7 @@ impl Endpoint {
 
     /// Accept a verified request: the new connection is connected and has its handshake
     /// response queued. `config` overrides the listener's configuration.
-    pub fn accept(
+    pub(crate) fn accept(
         &mut self,
         now: Instant,
         incoming: Incoming,
@@ -229,7 +229,7 @@ impl Endpoint {
 
     /// Refuse a verified request (e.g. a full accept backlog): the 1002 reply is appended to
     /// `buf`.
-    pub fn reject(&mut self, incoming: Incoming, buf: &mut Vec<u8>) -> Transmit {
+    pub(crate) fn reject(&mut self, incoming: Incoming, buf: &mut Vec<u8>) -> Transmit {
         self.stats.rejected += 1;
         let reply = handshake::rejection(&incoming.request);
         respond(incoming.remote, incoming.request.socket_id, reply, buf)

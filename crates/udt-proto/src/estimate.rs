@@ -15,24 +15,24 @@ use crate::time::{duration_micros, Instant};
 /// Both ends keep one: the receiver feeds ACK→ACK2 round trips, the sender feeds the RTT the
 /// receiver reports in each numbered ACK (§4.3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RttEstimator {
+pub(crate) struct RttEstimator {
     rtt_us: u32,
     rtt_var_us: u32,
 }
 
 impl RttEstimator {
     /// 4.11's initial RTT: 10 × SYN.
-    pub const INITIAL_RTT_US: u32 = 100_000;
+    pub(crate) const INITIAL_RTT_US: u32 = 100_000;
     /// 4.11's initial RTT variance.
-    pub const INITIAL_RTT_VAR_US: u32 = 50_000;
+    pub(crate) const INITIAL_RTT_VAR_US: u32 = 50_000;
 
     /// An estimator at 4.11's initial values (100 ms, 50 ms).
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::with_initial(Self::INITIAL_RTT_US, Self::INITIAL_RTT_VAR_US)
     }
 
     /// An estimator starting from known values (4.11 restores them from a per-peer cache).
-    pub fn with_initial(rtt_us: u32, rtt_var_us: u32) -> Self {
+    pub(crate) fn with_initial(rtt_us: u32, rtt_var_us: u32) -> Self {
         Self { rtt_us, rtt_var_us }
     }
 
@@ -40,13 +40,13 @@ impl RttEstimator {
     ///
     /// UDT4 §4.3: `RTTVar = (3·RTTVar + |rtt − RTT|) / 4` with the old RTT, then
     /// `RTT = (7·RTT + rtt) / 8`, integer arithmetic.
-    pub fn update(&mut self, sample: Duration) {
+    pub(crate) fn update(&mut self, sample: Duration) {
         let sample_us = u32::try_from(duration_micros(sample)).unwrap_or(u32::MAX);
         self.update_us(sample_us);
     }
 
     /// [`Self::update`] with a sample in microseconds (the RTT word of an ACK).
-    pub fn update_us(&mut self, sample_us: u32) {
+    pub(crate) fn update_us(&mut self, sample_us: u32) {
         let (rtt, var, sample) = (
             u64::from(self.rtt_us),
             u64::from(self.rtt_var_us),
@@ -60,27 +60,27 @@ impl RttEstimator {
     }
 
     /// Smoothed RTT.
-    pub fn rtt(&self) -> Duration {
+    pub(crate) fn rtt(&self) -> Duration {
         Duration::from_micros(self.rtt_us.into())
     }
 
     /// RTT variance.
-    pub fn rtt_var(&self) -> Duration {
+    pub(crate) fn rtt_var(&self) -> Duration {
         Duration::from_micros(self.rtt_var_us.into())
     }
 
     /// Smoothed RTT in microseconds (the ACK's RTT word).
-    pub fn rtt_us(&self) -> u32 {
+    pub(crate) fn rtt_us(&self) -> u32 {
         self.rtt_us
     }
 
     /// RTT variance in microseconds (the ACK's RTT-variance word).
-    pub fn rtt_var_us(&self) -> u32 {
+    pub(crate) fn rtt_var_us(&self) -> u32 {
         self.rtt_var_us
     }
 
     /// `RTT + 4·RTTVar`: the timeout term 4.11 uses everywhere (EXP, ACK repeat, NAK interval).
-    pub fn rto_base(&self) -> Duration {
+    pub(crate) fn rto_base(&self) -> Duration {
         Duration::from_micros(u64::from(self.rtt_us) + 4 * u64::from(self.rtt_var_us))
     }
 }
@@ -100,7 +100,7 @@ impl Default for RttEstimator {
 /// gaps between trains, report the train rate as far too low (a 40-packet train every
 /// 200 µs read as one packet per 1.2 ms), which starved the sender's window.
 #[derive(Clone, Debug)]
-pub struct ArrivalSpeed {
+pub(crate) struct ArrivalSpeed {
     window_us: [u32; ARRIVAL_WINDOW],
     next: usize,
     last_arrival: Option<Instant>,
@@ -114,7 +114,7 @@ const PROBE_WINDOW: usize = 64;
 impl ArrivalSpeed {
     /// A window filled with 4.11's initial 1 s intervals: the speed reads 1 pkt/s until real
     /// intervals displace them (as 4.11's first ACK shows).
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             window_us: [1_000_000; ARRIVAL_WINDOW],
             next: 0,
@@ -129,7 +129,7 @@ impl ArrivalSpeed {
     /// socket creation; that one sample is dropped by the median filter anyway.)
     /// Arrivals stamped with the same time as the previous one are counted, and their
     /// interval recorded once the next time arrives (see the type's documentation).
-    pub fn on_arrival(&mut self, now: Instant) {
+    pub(crate) fn on_arrival(&mut self, now: Instant) {
         match self.last_arrival {
             Some(last) if last == now => {
                 self.same_time = self.same_time.saturating_add(1);
@@ -157,7 +157,7 @@ impl ArrivalSpeed {
     ///
     /// UDT4 §4.7: median = element 8 of the first 15 entries sorted (4.11 quirk); keep all
     /// entries v with M/8 < v < 8·M; if more than 8 are kept, `ceil(1e6 / (sum div count))`.
-    pub fn speed_pkts(&self) -> u32 {
+    pub(crate) fn speed_pkts(&self) -> u32 {
         let median = quirky_median(&self.window_us);
         let (sum, count) = filter_around(&self.window_us, median);
         if count <= (ARRIVAL_WINDOW / 2) as u64 {
@@ -177,7 +177,7 @@ impl Default for ArrivalSpeed {
 
 /// Receiver-side link capacity (ACK word 5), from back-to-back packet pairs (§4.6, §4.8).
 #[derive(Clone, Debug)]
-pub struct LinkCapacity {
+pub(crate) struct LinkCapacity {
     window_us: [u32; PROBE_WINDOW],
     next: usize,
     probe_start: Option<Instant>,
@@ -185,7 +185,7 @@ pub struct LinkCapacity {
 
 impl LinkCapacity {
     /// A window filled with 4.11's initial 1000 µs intervals (capacity reads 1000 pkts/s).
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             window_us: [1000; PROBE_WINDOW],
             next: 0,
@@ -198,7 +198,7 @@ impl LinkCapacity {
     /// Seq ≡ 0 (mod 16) starts a probe; seq ≡ 1 (mod 16) ends it and stores the gap. Unlike
     /// 4.11 the start is forgotten once used, so a lost first packet does not pair the second
     /// with a stale start (4.11's median filter usually rejects that sample anyway).
-    pub fn on_arrival(&mut self, seq: SeqNumber, now: Instant) {
+    pub(crate) fn on_arrival(&mut self, seq: SeqNumber, now: Instant) {
         match seq.value() % 16 {
             0 => self.probe_start = Some(now),
             1 => {
@@ -216,7 +216,7 @@ impl LinkCapacity {
     /// UDT4 §4.8: median = element 32 of the first 63 entries sorted; keep v with
     /// M/8 < v < 8·M; `ceil(1e6 / ((M + Σkept) / (1 + count)))`. A zero mean (pairs arriving
     /// within the same microsecond) is read as 1 µs.
-    pub fn capacity_pkts(&self) -> u32 {
+    pub(crate) fn capacity_pkts(&self) -> u32 {
         let median = quirky_median(&self.window_us);
         let (sum, count) = filter_around(&self.window_us, median);
         let mean = (u64::from(median) + sum) as f64 / (count + 1) as f64;
@@ -232,7 +232,7 @@ impl Default for LinkCapacity {
 
 /// The sender's smoothed view of the receiver's reports (§4.9), handed to congestion control.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PeerRates {
+pub(crate) struct PeerRates {
     /// Smoothed receive rate A (packets/s); starts at 16.
     pub recv_rate_pkts: u32,
     /// Smoothed link capacity B (packets/s); starts at 1.
@@ -241,7 +241,7 @@ pub struct PeerRates {
 
 impl PeerRates {
     /// 4.11's initial values: A = 16, B = 1.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             recv_rate_pkts: 16,
             bandwidth_pkts: 1,
@@ -250,7 +250,7 @@ impl PeerRates {
 
     /// Folds in the rate words of a 24-byte ACK: `x = (7·x + v) / 8` for each reported
     /// value v > 0; zeros (unknown) leave the estimate alone.
-    pub fn update(&mut self, recv_rate_pkts: u32, bandwidth_pkts: u32) {
+    pub(crate) fn update(&mut self, recv_rate_pkts: u32, bandwidth_pkts: u32) {
         self.recv_rate_pkts = ewma_eighth(self.recv_rate_pkts, recv_rate_pkts);
         self.bandwidth_pkts = ewma_eighth(self.bandwidth_pkts, bandwidth_pkts);
     }

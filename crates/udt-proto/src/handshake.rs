@@ -20,32 +20,32 @@ use crate::time::Instant;
 use crate::wire::{peer_ip_words, HandshakeRepr, ReqType, SocketType};
 
 /// The only UDT version on the wire.
-pub const UDT_VERSION: u32 = 4;
+pub(crate) const UDT_VERSION: u32 = 4;
 /// How often an unanswered connection request is sent again (4.11: 250 ms).
-pub const REQUEST_RESEND: Duration = Duration::from_millis(250);
+pub(crate) const REQUEST_RESEND: Duration = Duration::from_millis(250);
 /// How long a cookie stays valid: the minute it was made in, and the one after (4.11 means
 /// to allow both but, through a bug, accepts only the current one).
 const COOKIE_PERIOD_US: u64 = 60_000_000;
 
 /// Makes and checks SYN cookies: a keyed hash of the client's address and the minute.
 #[derive(Debug, Clone)]
-pub struct CookieKey {
+pub(crate) struct CookieKey {
     secret: [u64; 2],
 }
 
 impl CookieKey {
     /// A key from caller-provided randomness (a CSPRNG in the runtime, a seed in tests).
-    pub fn new(secret: [u64; 2]) -> Self {
+    pub(crate) fn new(secret: [u64; 2]) -> Self {
         Self { secret }
     }
 
     /// The cookie for `remote` at time `now`.
-    pub fn cookie(&self, now: Instant, remote: SocketAddr) -> u32 {
+    pub(crate) fn cookie(&self, now: Instant, remote: SocketAddr) -> u32 {
         self.cookie_for_period(now.as_micros() / COOKIE_PERIOD_US, remote)
     }
 
     /// Whether `cookie` was made for `remote` this minute or the previous one.
-    pub fn verify(&self, now: Instant, remote: SocketAddr, cookie: u32) -> bool {
+    pub(crate) fn verify(&self, now: Instant, remote: SocketAddr, cookie: u32) -> bool {
         let period = now.as_micros() / COOKIE_PERIOD_US;
         self.cookie_for_period(period, remote) == cookie
             || (period > 0 && self.cookie_for_period(period - 1, remote) == cookie)
@@ -66,7 +66,7 @@ impl CookieKey {
 
 /// Parameters both sides settle on when the handshake completes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Negotiated {
+pub(crate) struct Negotiated {
     /// Peer's socket id (destination of everything we send).
     pub peer_id: SocketId,
     /// MSS both sides use.
@@ -81,7 +81,7 @@ pub struct Negotiated {
 
 /// Why a handshake failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HandshakeFailure {
+pub(crate) enum HandshakeFailure {
     /// The listener answered 1002 (version or type mismatch, or backlog full).
     Rejected,
     /// The response did not echo our ISN (4.11 ESECFAIL).
@@ -90,7 +90,7 @@ pub enum HandshakeFailure {
 
 /// What we learned from a handshake received while connecting.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Progress {
+pub(crate) enum Progress {
     /// Nothing changed; ignore.
     Ignored,
     /// Send our (updated) request now.
@@ -104,7 +104,7 @@ pub enum Progress {
 
 /// Our side of an outgoing handshake (caller or rendezvous).
 #[derive(Debug, Clone)]
-pub struct Connector {
+pub(crate) struct Connector {
     request: HandshakeRepr,
     rendezvous: bool,
     /// Peer's socket id once a handshake told it (rendezvous sends to it from then on).
@@ -117,7 +117,12 @@ pub struct Connector {
 
 impl Connector {
     /// Start connecting. `request` carries our ISN, MSS, window, id and the peer's address.
-    pub fn new(now: Instant, request: HandshakeRepr, rendezvous: bool, timeout: Duration) -> Self {
+    pub(crate) fn new(
+        now: Instant,
+        request: HandshakeRepr,
+        rendezvous: bool,
+        timeout: Duration,
+    ) -> Self {
         Self {
             request,
             rendezvous,
@@ -129,7 +134,7 @@ impl Connector {
     }
 
     /// Builds the first request of a caller or rendezvous side.
-    pub fn request(
+    pub(crate) fn request(
         mode_type: SocketType,
         isn: SeqNumber,
         mss: u32,
@@ -156,22 +161,22 @@ impl Connector {
     }
 
     /// The handshake to send now and where (peer id, 0 until known).
-    pub fn current_request(&self) -> (SocketId, &HandshakeRepr) {
+    pub(crate) fn current_request(&self) -> (SocketId, &HandshakeRepr) {
         (self.peer_id, &self.request)
     }
 
     /// When the request should be sent again, or the attempt given up.
-    pub fn next_timeout(&self) -> Instant {
+    pub(crate) fn next_timeout(&self) -> Instant {
         self.next_resend.min(self.deadline)
     }
 
     /// Whether the attempt has run out of time.
-    pub fn timed_out(&self, now: Instant) -> bool {
+    pub(crate) fn timed_out(&self, now: Instant) -> bool {
         now >= self.deadline
     }
 
     /// Whether the request is due to be sent again; if so, re-arms the resend timer.
-    pub fn take_resend(&mut self, now: Instant) -> bool {
+    pub(crate) fn take_resend(&mut self, now: Instant) -> bool {
         if now >= self.next_resend {
             self.next_resend = now + REQUEST_RESEND;
             true
@@ -181,7 +186,7 @@ impl Connector {
     }
 
     /// Process a handshake from the peer.
-    pub fn on_handshake(&mut self, hs: &HandshakeRepr, now: Instant) -> Progress {
+    pub(crate) fn on_handshake(&mut self, hs: &HandshakeRepr, now: Instant) -> Progress {
         if self.rendezvous {
             self.on_rendezvous(hs, now)
         } else {
@@ -243,7 +248,7 @@ impl Connector {
 
     /// Rendezvous: data or a keep-alive from the peer after at least one handshake completes
     /// the connection with the recorded handshake (4.11 §2.7).
-    pub fn complete_on_traffic(&self) -> Option<Negotiated> {
+    pub(crate) fn complete_on_traffic(&self) -> Option<Negotiated> {
         if !self.rendezvous {
             return None;
         }
@@ -261,27 +266,22 @@ impl Connector {
             recv_isn: hs.isn,
         }
     }
-
-    /// The request we are sending (for re-responses after connecting).
-    pub fn request_repr(&self) -> &HandshakeRepr {
-        &self.request
-    }
 }
 
 /// Whether a handshake's MSS is one a connection can run with: room for the IP/UDP and UDT
 /// headers and a 48-byte handshake body (4.11's minimum, 76), at most a UDP datagram.
 /// Anything else from the network is refused rather than trusted into size arithmetic.
-pub fn mss_is_valid(mss: u32) -> bool {
+pub(crate) fn mss_is_valid(mss: u32) -> bool {
     (MIN_MSS..=MAX_MSS).contains(&mss)
 }
 
 /// The listener's step-2 reply: the request echoed with the cookie filled in.
-pub fn cookie_echo(request: &HandshakeRepr, cookie: u32) -> HandshakeRepr {
+pub(crate) fn cookie_echo(request: &HandshakeRepr, cookie: u32) -> HandshakeRepr {
     HandshakeRepr { cookie, ..*request }
 }
 
 /// The listener's rejection: the request echoed with req type 1002.
-pub fn rejection(request: &HandshakeRepr) -> HandshakeRepr {
+pub(crate) fn rejection(request: &HandshakeRepr) -> HandshakeRepr {
     HandshakeRepr {
         req_type: ReqType::REJECTED,
         ..*request
@@ -289,7 +289,7 @@ pub fn rejection(request: &HandshakeRepr) -> HandshakeRepr {
 }
 
 /// The server's step-4 response for a new (or repeated) connection.
-pub fn server_response(
+pub(crate) fn server_response(
     request: &HandshakeRepr,
     server_id: SocketId,
     mss: u32,
@@ -311,7 +311,7 @@ pub fn server_response(
 
 /// A connected socket's answer to a stray handshake (4.11 re-response: version, type, cookie
 /// and peer address zero).
-pub fn re_response(
+pub(crate) fn re_response(
     isn: SeqNumber,
     mss: u32,
     window: u32,

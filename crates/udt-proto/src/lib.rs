@@ -10,25 +10,41 @@
 //!   never allocates from an unchecked length.
 //! - Wire-compatible with libudt 4.11 (see `shared/udt-protocol.md` in the project).
 
-pub mod ack_history;
+// The public surface: what a runtime, a congestion controller and a wire tool need.
 pub mod config;
 pub mod congestion;
 pub mod connection;
 pub mod drive;
 pub mod endpoint;
-pub mod estimate;
-#[cfg(any(fuzzing, test))]
-pub mod fuzzing;
-pub mod handshake;
-pub mod loss_list;
-pub mod pacer;
-pub mod recv_buffer;
-pub mod send_buffer;
 pub mod seq;
 pub mod stats;
 pub mod time;
-pub mod timers;
 pub mod wire;
+
+// Internals: free to change without an API break.
+pub(crate) mod ack_history;
+pub(crate) mod estimate;
+pub(crate) mod handshake;
+pub(crate) mod pacer;
+pub(crate) mod timers;
+
+// Internals the benches measure directly: public only with the `internals` feature (used by
+// `udt-bench`), with no stability promise; crate-private otherwise.
+#[cfg(feature = "internals")]
+pub mod loss_list;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod loss_list;
+#[cfg(feature = "internals")]
+pub mod recv_buffer;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod recv_buffer;
+#[cfg(feature = "internals")]
+pub mod send_buffer;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod send_buffer;
+
+#[cfg(any(fuzzing, test))]
+pub mod fuzzing;
 
 #[cfg(test)]
 mod tests;
@@ -38,7 +54,7 @@ pub use connection::{
     Connection, ConnectionError, Event, RecvError, Role, SendError, State, Transmit,
 };
 pub use drive::{Driven, Route, Sink, VecSink};
-pub use endpoint::{ConnectError, DatagramEvent, Endpoint, EndpointStats, Incoming};
+pub use endpoint::{ConnectError, Endpoint, EndpointStats, Incoming};
 pub use seq::{AckNumber, MsgNumber, SeqNumber, SocketId};
 pub use stats::{ConnectionStats, PathStats};
 pub use time::Instant;

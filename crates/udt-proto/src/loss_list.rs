@@ -7,6 +7,10 @@
 //! 64-bit position (see `Unwrapper`), which turns the 2³¹ wrap into plain integer order: insert
 //! and remove are O(log n) per range touched, `first` is O(log n) with a tiny constant.
 
+// `pub` items here are the API of the `internals` feature (udt-bench: some exist only for it);
+// without it the module is crate-private.
+#![cfg_attr(not(feature = "internals"), allow(unreachable_pub, dead_code))]
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 

@@ -20,22 +20,22 @@ use std::time::Duration;
 use crate::time::Instant;
 
 /// How far behind its schedule a sender may fall and still make up for it.
-pub const MAX_DEBT: Duration = Duration::from_millis(5);
+pub(crate) const MAX_DEBT: Duration = Duration::from_millis(5);
 /// The longest span of sending a late runtime may compress into one instant, per clock.
-pub const BURST: Duration = Duration::from_micros(500);
+pub(crate) const BURST: Duration = Duration::from_micros(500);
 /// Owed packets leave at most this many times faster than the period.
 const CATCH_UP_SPEED: u32 = 2;
 
 /// The pacing state of one connection.
 #[derive(Debug, Clone)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     schedule: Instant,
     catch_up: Instant,
 }
 
 impl Pacer {
     /// A pacer whose first packet may leave at `now`.
-    pub fn new(now: Instant) -> Self {
+    pub(crate) fn new(now: Instant) -> Self {
         Self {
             schedule: now,
             catch_up: now,
@@ -43,13 +43,13 @@ impl Pacer {
     }
 
     /// The earliest time the next packet may leave.
-    pub fn earliest(&self) -> Instant {
+    pub(crate) fn earliest(&self) -> Instant {
         self.schedule.max(self.catch_up)
     }
 
     /// A packet left at `now`, using `slots` periods of the schedule (0 for the first of a
     /// probe pair, whose partner follows at once; 2 for that partner).
-    pub fn on_sent(&mut self, now: Instant, period: Duration, slots: u32) {
+    pub(crate) fn on_sent(&mut self, now: Instant, period: Duration, slots: u32) {
         if slots == 0 {
             return;
         }
@@ -60,7 +60,7 @@ impl Pacer {
     }
 
     /// Nothing could be sent at `now` although the pacer allowed it: forgive the debt.
-    pub fn on_idle(&mut self, now: Instant) {
+    pub(crate) fn on_idle(&mut self, now: Instant) {
         self.schedule = self.schedule.max(now);
         self.catch_up = self.catch_up.max(now);
     }

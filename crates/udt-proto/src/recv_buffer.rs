@@ -15,6 +15,10 @@
 //! message larger than the receive buffer is never delivered (4.11 returns it partially), so
 //! the sender must keep messages smaller than the peer's buffer.
 
+// `pub` items here are the API of the `internals` feature (udt-bench: some exist only for it);
+// without it the module is crate-private.
+#![cfg_attr(not(feature = "internals"), allow(unreachable_pub, dead_code))]
+
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::send_buffer::PacketMeta;

@@ -9,6 +9,10 @@
 //! queuing, sending and acknowledging allocate nothing in steady state and an idle connection
 //! with an 8192-packet buffer holds almost nothing.
 
+// `pub` items here are the API of the `internals` feature (udt-bench: some exist only for it);
+// without it the module is crate-private.
+#![cfg_attr(not(feature = "internals"), allow(unreachable_pub, dead_code))]
+
 use std::collections::VecDeque;
 use std::time::Duration;
 

@@ -8,7 +8,7 @@ use crate::time::Instant;
 
 /// The timers a connection runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Timer {
+pub(crate) enum Timer {
     /// Next full ACK (every SYN, 10 ms).
     Ack = 0,
     /// Next periodic NAK of still-missing packets.
@@ -25,38 +25,38 @@ const COUNT: usize = 5;
 
 /// Armed deadlines by [`Timer`].
 #[derive(Debug, Clone, Default)]
-pub struct TimerTable {
+pub(crate) struct TimerTable {
     slots: [Option<Instant>; COUNT],
 }
 
 impl TimerTable {
     /// Arm (or re-arm) `timer` for `at`.
-    pub fn set(&mut self, timer: Timer, at: Instant) {
+    pub(crate) fn set(&mut self, timer: Timer, at: Instant) {
         self.slots[timer as usize] = Some(at);
     }
 
     /// Disarm `timer`.
-    pub fn stop(&mut self, timer: Timer) {
+    pub(crate) fn stop(&mut self, timer: Timer) {
         self.slots[timer as usize] = None;
     }
 
     /// The deadline of `timer`, if armed.
-    pub fn get(&self, timer: Timer) -> Option<Instant> {
+    pub(crate) fn get(&self, timer: Timer) -> Option<Instant> {
         self.slots[timer as usize]
     }
 
     /// Whether `timer` is armed and due at `now`.
-    pub fn is_due(&self, timer: Timer, now: Instant) -> bool {
+    pub(crate) fn is_due(&self, timer: Timer, now: Instant) -> bool {
         self.get(timer).is_some_and(|t| t <= now)
     }
 
     /// The earliest armed deadline.
-    pub fn next(&self) -> Option<Instant> {
+    pub(crate) fn next(&self) -> Option<Instant> {
         self.slots.iter().flatten().min().copied()
     }
 
     /// Disarm everything.
-    pub fn stop_all(&mut self) {
+    pub(crate) fn stop_all(&mut self) {
         self.slots = [None; COUNT];
     }
 }
