@@ -158,63 +158,49 @@ mod tests {
         SocketAddr::from(([10, 0, 0, last], 9000))
     }
 
-    /// Deliver everything in `from_sink` to `to`, routing and driving as a runtime does.
-    fn deliver(
-        now: Instant,
-        from: SocketAddr,
-        from_sink: &mut VecSink,
-        to: &mut Endpoint,
-        conns: &mut Vec<Connection>,
-        admit: bool,
-        out: &mut VecSink,
-    ) {
-        for (_, bytes) in std::mem::take(&mut from_sink.datagrams) {
-            match to.route(now, now, from, &bytes, |_| admit, out) {
-                Route::Connection(id) => {
-                    let conn = conns.iter_mut().find(|c| c.local_id() == id).unwrap();
-                    conn.handle_datagram(now, from, &bytes);
-                    conn.drive(now, out);
-                }
-                Route::Accepted(mut conn) => {
-                    conn.drive(now, out);
-                    conns.push(*conn);
-                }
-                Route::Done => {}
-            }
-        }
-    }
-
-    /// The whole contract on a perfect zero-delay network: a handshake through `route`
-    /// (cookie reply, then acceptance) and both sides connected after a few drives.
-    #[test]
-    fn route_and_drive_connect_two_endpoints() {
+    /// A caller on endpoint 1 connecting to a listener on endpoint 2 over a perfect
+    /// zero-delay network, every datagram routed and every connection driven as a runtime
+    /// does; `admit` is the listener's answer to "is there room". Returns the caller, what the
+    /// listener accepted, and the listener's endpoint.
+    fn handshake(admit: bool) -> (Connection, Vec<Connection>, Endpoint) {
         let now = Instant::ZERO;
         let (a, b) = (addr(1), addr(2));
         let mut client = Endpoint::new(1);
         let mut server = Endpoint::new(2);
         server.listen(ConnectionConfig::default());
         let mut caller = client.connect(now, b, ConnectionConfig::default()).unwrap();
-        let mut accepted = Vec::new();
+        let mut accepted: Vec<Connection> = Vec::new();
         let (mut to_server, mut to_client) = (VecSink::default(), VecSink::default());
         for _ in 0..4 {
             caller.drive(now, &mut to_server);
-            deliver(
-                now,
-                a,
-                &mut to_server,
-                &mut server,
-                &mut accepted,
-                true,
-                &mut to_client,
-            );
+            for (_, bytes) in std::mem::take(&mut to_server.datagrams) {
+                match server.route(now, now, a, &bytes, |_| admit, &mut to_client) {
+                    Route::Connection(id) => {
+                        let conn = accepted.iter_mut().find(|c| c.local_id() == id).unwrap();
+                        conn.handle_datagram(now, a, &bytes);
+                        conn.drive(now, &mut to_client);
+                    }
+                    Route::Accepted(mut conn) => {
+                        conn.drive(now, &mut to_client);
+                        accepted.push(*conn);
+                    }
+                    Route::Done => {}
+                }
+            }
             for (_, bytes) in std::mem::take(&mut to_client.datagrams) {
-                assert!(matches!(
-                    client.route(now, now, b, &bytes, |_| true, &mut to_server),
-                    Route::Connection(_)
-                ));
+                let route = client.route(now, now, b, &bytes, |_| true, &mut to_server);
+                assert!(matches!(route, Route::Connection(_)));
                 caller.handle_datagram(now, b, &bytes);
             }
         }
+        (caller, accepted, server)
+    }
+
+    /// The whole contract: a handshake through `route` (cookie reply, then acceptance) and
+    /// both sides connected after a few drives.
+    #[test]
+    fn route_and_drive_connect_two_endpoints() {
+        let (caller, accepted, server) = handshake(true);
         assert_eq!(caller.state(), State::Connected);
         assert_eq!(accepted.len(), 1);
         assert_eq!(accepted[0].state(), State::Connected);
@@ -225,33 +211,11 @@ mod tests {
     /// no state behind.
     #[test]
     fn a_request_without_room_is_refused_through_the_sink() {
-        let now = Instant::ZERO;
-        let (a, b) = (addr(1), addr(2));
-        let mut client = Endpoint::new(1);
-        let mut server = Endpoint::new(2);
-        server.listen(ConnectionConfig::default());
-        let mut caller = client.connect(now, b, ConnectionConfig::default()).unwrap();
-        let mut accepted = Vec::new();
-        let (mut to_server, mut to_client) = (VecSink::default(), VecSink::default());
-        for _ in 0..3 {
-            caller.drive(now, &mut to_server);
-            deliver(
-                now,
-                a,
-                &mut to_server,
-                &mut server,
-                &mut accepted,
-                false,
-                &mut to_client,
-            );
-            for (_, bytes) in std::mem::take(&mut to_client.datagrams) {
-                caller.handle_datagram(now, b, &bytes);
-            }
-        }
+        let (mut caller, accepted, server) = handshake(false);
         assert!(accepted.is_empty());
         assert_eq!(server.connection_count(), 0);
         assert!(server.stats().rejected >= 1);
-        let driven = caller.drive(now, &mut to_server);
+        let driven = caller.drive(Instant::ZERO, &mut VecSink::default());
         assert_eq!(caller.state(), State::Closed);
         assert!(driven.drained, "a refused caller has nothing left to send");
     }

@@ -19,18 +19,17 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use super::input::Input;
-use super::support::pattern;
+use super::support::{pattern, CheckedSink};
 use crate::config::ConnectionConfig;
-use crate::connection::{Connection, Event, State};
-use crate::endpoint::{DatagramEvent, Endpoint};
+use crate::connection::{Connection, State};
+use crate::drive::Route;
+use crate::endpoint::Endpoint;
 use crate::seq::SocketId;
 use crate::time::Instant;
 use crate::wire::HEADER_LEN;
 
 /// Upper bound on operations per input.
 const MAX_OPS: usize = 300;
-/// More datagrams than this from one `poll_transmit` drain means it does not terminate.
-const MAX_BURST: usize = 100_000;
 /// Datagrams a direction holds before it drops (a bounded network queue).
 const MAX_IN_FLIGHT: usize = 20_000;
 /// Connections one side keeps; further verified requests are rejected.
@@ -211,40 +210,40 @@ impl World {
         self.receive(side, from, &datagram, false);
     }
 
-    /// What a runtime does with one arriving datagram: ask the endpoint, then route it.
+    /// What a runtime does with one arriving datagram: `Endpoint::route`, then act on it.
     fn receive(&mut self, side: usize, from: SocketAddr, datagram: &[u8], genuine: bool) {
         let now = self.now;
-        self.buf.clear();
         let peer = self.sides[1 - side].addr;
         let me = &mut self.sides[side];
-        match me.endpoint.handle(now, from, datagram, &mut self.buf) {
-            Some(DatagramEvent::Connection(id)) => {
+        let room = me.conns.len() < MAX_CONNS;
+        let mut sink = CheckedSink::new(&mut self.buf, None);
+        let route = me
+            .endpoint
+            .route(now, now, from, datagram, |_| room, &mut sink);
+        assert!(
+            sink.buf.is_empty(),
+            "route appended bytes it did not commit"
+        );
+        for (to, reply) in sink.out {
+            assert_eq!(to, from, "a stateless reply goes back to the sender");
+            push_if_peer(me, peer, to, &reply);
+        }
+        match route {
+            Route::Connection(id) => {
                 if let Some(conn) = me.conns.get_mut(&id) {
                     me.tainted |= !genuine && id == me.main;
                     conn.handle_datagram(now, from, datagram);
                 }
             }
-            Some(DatagramEvent::NewConnection(incoming)) => {
-                if me.conns.len() >= MAX_CONNS {
-                    self.buf.clear();
-                    me.endpoint.reject(incoming, &mut self.buf);
-                    push_if_peer(me, peer, from, &self.buf);
-                    return;
-                }
-                let conn = me.endpoint.accept(now, incoming, None);
+            Route::Accepted(conn) => {
                 let id = conn.local_id();
                 if me.main == SocketId::NONE {
                     me.main = id;
                     me.tainted |= !genuine;
                 }
-                me.conns.insert(id, conn);
+                me.conns.insert(id, *conn);
             }
-            Some(DatagramEvent::Response(transmit)) => {
-                assert_eq!(transmit.size, self.buf.len());
-                assert_eq!(transmit.destination, from);
-                push_if_peer(me, peer, from, &self.buf);
-            }
-            None => {}
+            Route::Done => {}
         }
     }
 
@@ -346,14 +345,19 @@ impl World {
         let me = &mut self.sides[side];
         let mut drained = Vec::new();
         for (&id, conn) in &mut me.conns {
-            if conn.poll_timeout().is_some_and(|t| t <= now) {
-                conn.handle_timeout(now);
-            }
-            drain_transmits(conn, now, peer, &mut me.out, &mut self.buf);
-            while let Some(event) = conn.poll_event() {
-                if let Event::Closed(_) = event {
-                    assert_eq!(conn.state(), State::Closed);
+            let mut sink = CheckedSink::new(&mut self.buf, Some(peer));
+            let driven = conn.drive(now, &mut sink);
+            for (_, datagram) in sink.out {
+                if me.out.len() < MAX_IN_FLIGHT {
+                    me.out.push_back(datagram);
                 }
+            }
+            if driven.events && conn.error().is_some() {
+                assert_eq!(
+                    conn.state(),
+                    State::Closed,
+                    "an ending is reported once closed"
+                );
             }
             if id == me.main {
                 read_checked(conn, 1 - side, &mut me.read, me.tainted, peer_written);
@@ -361,7 +365,7 @@ impl World {
                 let mut sink = [0u8; 4096];
                 while matches!(conn.recv(&mut sink), Ok(n) if n > 0) {}
             }
-            if conn.is_drained() && conn.poll_timeout().is_none() {
+            if driven.drained && conn.poll_timeout().is_none() {
                 drained.push(id);
             }
         }
@@ -381,34 +385,6 @@ fn push_if_peer(me: &mut Side, peer: SocketAddr, to: SocketAddr, datagram: &[u8]
 }
 
 /// Everything `conn` wants to send now, queued towards the peer.
-fn drain_transmits(
-    conn: &mut Connection,
-    now: Instant,
-    peer: SocketAddr,
-    out: &mut VecDeque<Vec<u8>>,
-    buf: &mut Vec<u8>,
-) {
-    for _ in 0..MAX_BURST {
-        buf.clear();
-        let Some(transmit) = conn.poll_transmit(now, buf) else {
-            return;
-        };
-        assert_eq!(
-            transmit.size,
-            buf.len(),
-            "Transmit::size is what was appended"
-        );
-        assert!(
-            buf.len() >= HEADER_LEN,
-            "a datagram holds at least a header"
-        );
-        if transmit.destination == peer && out.len() < MAX_IN_FLIGHT {
-            out.push_back(buf.clone());
-        }
-    }
-    panic!("poll_transmit did not run dry after {MAX_BURST} datagrams");
-}
-
 /// Read everything available; unless tainted, it must be the peer's pattern at the right
 /// offsets, and never more than the peer wrote.
 fn read_checked(

@@ -32,10 +32,10 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use super::input::Input;
-use super::support::{encode_handshake, pattern};
+use super::support::{encode_handshake, pattern, CheckedSink};
 use crate::config::ConnectionConfig;
-use crate::connection::{Connection, State, Transmit};
-use crate::drive::{Route, Sink};
+use crate::connection::{Connection, State};
+use crate::drive::Route;
 use crate::endpoint::Endpoint;
 use crate::handshake::Connector;
 use crate::seq::{SeqNumber, SocketId};
@@ -44,8 +44,6 @@ use crate::wire::{ControlBody, ControlRepr, Packet, ReqType, SocketType, HEADER_
 
 /// Upper bound on operations per input.
 const MAX_OPS: usize = 300;
-/// More datagrams than this from one `poll_transmit` drain means it does not terminate.
-const MAX_BURST: usize = 100_000;
 /// Datagrams one host's inbound queue holds before it drops (a bounded socket buffer).
 const MAX_QUEUED: usize = 20_000;
 /// Stranger addresses (the handful of sources besides the genuine peers).
@@ -633,46 +631,6 @@ fn drive(h: &mut Host, id: SocketId, now: Instant, out: &mut Outbox, buf: &mut V
         }
         h.accept_queue.retain(|&q| q != id);
         h.retired.push(id);
-    }
-}
-
-/// A sink that checks what the core commits: each datagram is exactly the bytes appended
-/// since the last one, holds at least a header, goes where it must, and a drain ends.
-struct CheckedSink<'a> {
-    buf: &'a mut Vec<u8>,
-    /// Every datagram must go here (a connection's peer), if set.
-    to: Option<SocketAddr>,
-    out: Outbox,
-}
-
-impl<'a> CheckedSink<'a> {
-    fn new(buf: &'a mut Vec<u8>, to: Option<SocketAddr>) -> Self {
-        buf.clear();
-        Self {
-            buf,
-            to,
-            out: Outbox::new(),
-        }
-    }
-}
-
-impl Sink for CheckedSink<'_> {
-    fn buffer(&mut self) -> &mut Vec<u8> {
-        self.buf
-    }
-
-    fn commit(&mut self, t: Transmit) {
-        assert_eq!(
-            t.size,
-            self.buf.len(),
-            "Transmit::size is what was appended"
-        );
-        assert!(t.size >= HEADER_LEN, "a datagram holds at least a header");
-        if let Some(to) = self.to {
-            assert_eq!(t.destination, to, "a connection sends only to its peer");
-        }
-        self.out.push((t.destination, std::mem::take(self.buf)));
-        assert!(self.out.len() <= MAX_BURST, "poll_transmit did not run dry");
     }
 }
 

@@ -1,8 +1,13 @@
 //! Small pieces several fuzz bodies share: the stream pattern the simulated applications
-//! write (so a reader can check every byte it gets) and handshake encoding.
+//! write (so a reader can check every byte it gets), handshake encoding, and a checking
+//! [`Sink`] for the drive contract.
 
+use std::net::SocketAddr;
+
+use crate::connection::Transmit;
+use crate::drive::Sink;
 use crate::seq::SocketId;
-use crate::wire::{ControlBody, ControlRepr, HandshakeRepr, Packet, Timestamp};
+use crate::wire::{ControlBody, ControlRepr, HandshakeRepr, Packet, Timestamp, HEADER_LEN};
 
 /// Stream byte `offset` written by host `writer`: distinct per host, period 251.
 pub(super) fn pattern(writer: usize, offset: u64) -> u8 {
@@ -19,4 +24,48 @@ pub(super) fn encode_handshake(hs: HandshakeRepr, dst: SocketId) -> Vec<u8> {
     })
     .emit(&mut out);
     out
+}
+
+/// More datagrams than this from one drive means `poll_transmit` does not run dry.
+const MAX_BURST: usize = 100_000;
+
+/// A sink that checks what the core commits: each datagram is exactly the bytes appended
+/// since the last one, holds at least a header, goes where it must, and a drain ends.
+pub(super) struct CheckedSink<'a> {
+    pub(super) buf: &'a mut Vec<u8>,
+    /// Every datagram must go here (a connection's peer), if set.
+    to: Option<SocketAddr>,
+    /// What was committed, in order.
+    pub(super) out: Vec<(SocketAddr, Vec<u8>)>,
+}
+
+impl<'a> CheckedSink<'a> {
+    pub(super) fn new(buf: &'a mut Vec<u8>, to: Option<SocketAddr>) -> Self {
+        buf.clear();
+        Self {
+            buf,
+            to,
+            out: Vec::new(),
+        }
+    }
+}
+
+impl Sink for CheckedSink<'_> {
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        self.buf
+    }
+
+    fn commit(&mut self, t: Transmit) {
+        assert_eq!(
+            t.size,
+            self.buf.len(),
+            "Transmit::size is what was appended"
+        );
+        assert!(t.size >= HEADER_LEN, "a datagram holds at least a header");
+        if let Some(to) = self.to {
+            assert_eq!(t.destination, to, "a connection sends only to its peer");
+        }
+        self.out.push((t.destination, std::mem::take(self.buf)));
+        assert!(self.out.len() <= MAX_BURST, "poll_transmit did not run dry");
+    }
 }
