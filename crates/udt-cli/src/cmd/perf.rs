@@ -4,22 +4,25 @@
 
 use std::net::IpAddr;
 
-use crate::perf::{self, units, ClientConfig, Limit, Proto, ServerConfig, TestParams};
+use udt_units::Rate;
+
+use crate::perf::{self, ClientConfig, Limit, Proto, ServerConfig, TestParams};
 use crate::UsageError;
 
 /// Measure a path iperf3-style: `udt perf -s` on one host, `udt perf -c HOST` on the other.
 ///
 /// The server listens on TCP port 5201 (control and TCP data) and, during a UDT test, on UDP
-/// port 5201 (UDT data); `-p` changes both. Rates are bits per second with decimal prefixes
-/// unless a capital B says bytes (100M, 1G, 1.5gbit, 10MB/s); sizes are bytes with binary
-/// prefixes (64K, 16M, 1G).
+/// port 5201 (UDT data); `-p` changes both. Rates and sizes are read by `udt_units`, as
+/// `udt lab` reads them: rates are bits per second with decimal prefixes unless a capital B
+/// says bytes (100M, 1G, 1.5gbit, 10MB/s); sizes are bytes with binary prefixes (64K, 16M,
+/// 1G), or decimal ones with a B (16MB).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Ports: the server listens on TCP port 5201 (control, and TCP data) and, during a UDT test,
 on UDP port 5201 (UDT data); -p changes both.
-Rates (--maxbw): bits per second with decimal prefixes (100M, 1G, 1.5gbit), or bytes per
-second with a capital B (10MB/s). Sizes (-n, buffers): bytes with binary prefixes (64K,
-16M, 1G).
+Rates (--maxbw): bits per second with decimal prefixes (100M, 1G, 1.5gbit, 100Mbps), or
+bytes per second with a capital B (10MB/s). Sizes (-n, buffers): bytes with binary prefixes
+(64K, 16M, 1G, 16MiB), or decimal ones with a B (16MB).
 
 Examples:
   udt perf -s
@@ -241,7 +244,11 @@ impl TestFlags {
             maxbw: self
                 .maxbw
                 .as_deref()
-                .map(|r| units::parse_rate(r).map_err(|e| UsageError(format!("--maxbw: {e}"))))
+                .map(|r| {
+                    udt_units::parse_rate(r)
+                        .map(Rate::bytes_per_sec)
+                        .map_err(|e| UsageError(format!("--maxbw: {e}")))
+                })
                 .transpose()?,
         })
     }
@@ -267,7 +274,7 @@ fn number(flag: &str, text: &str, what: &str) -> Result<f64, UsageError> {
 }
 
 fn size(flag: &str, text: &str) -> Result<u64, UsageError> {
-    units::parse_size(text).map_err(|e| UsageError(format!("{flag}: {e}")))
+    udt_units::parse_size(text).map_err(|e| UsageError(format!("{flag}: {e}")))
 }
 
 #[cfg(test)]
@@ -319,6 +326,26 @@ mod tests {
     }
 
     #[test]
+    fn rates_and_sizes_read_as_the_lab_reads_them() {
+        let maxbw = |rate: &str| {
+            let Ok(Mode::Client(c)) = mode(&format!("perf -c h --maxbw {rate}")) else {
+                panic!("{rate}")
+            };
+            c.params.maxbw
+        };
+        // Bits unless a capital B: 100 Mbit/s is 12.5 MB/s, UDT_MAXBW's unit.
+        for rate in ["100M", "100mbit", "100Mbps", "100mbps", "100Mbit/s"] {
+            assert_eq!(maxbw(rate), Some(12_500_000), "{rate}");
+        }
+        assert_eq!(maxbw("10MB/s"), Some(10_000_000));
+        let Ok(Mode::Client(c)) = mode("perf -c h -n 16MB --sndbuf 16MiB") else {
+            panic!()
+        };
+        assert_eq!(c.params.limit, Limit::Bytes(16_000_000));
+        assert_eq!(c.params.sndbuf, Some(16 << 20));
+    }
+
+    #[test]
     fn bad_usage_is_one_line_naming_the_flag() {
         let cases = [
             ("perf", "-s"),
@@ -333,6 +360,8 @@ mod tests {
             ("perf -c h -1", "-1"),
             ("perf -c h --cc reno", "--cc"),
             ("perf -c h --sndbuf 1Q", "--sndbuf"),
+            ("perf -c h --maxbw 0", "--maxbw: rate \"0\" is out of range"),
+            ("perf -c h --maxbw 100MBPS", "e.g. 100M"),
         ];
         for (line, want) in cases {
             let err = mode(line).unwrap_err().0;
