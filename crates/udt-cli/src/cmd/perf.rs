@@ -4,6 +4,7 @@
 
 use std::net::IpAddr;
 
+use udt::SocketOptions;
 use udt_units::Rate;
 
 use crate::perf::{self, ClientConfig, Limit, Proto, ServerConfig, TestParams};
@@ -72,9 +73,9 @@ pub struct TestFlags {
     /// Transport: udt or tcp (kernel TCP, for comparison) [default: udt].
     #[arg(long = "proto", value_name = "udt|tcp")]
     pub proto: Option<String>,
-    /// Congestion control: native, model or fixed-rate (needs --maxbw) for UDT; a kernel name such
-    /// as cubic or bbr for TCP.
-    #[arg(long = "cc", value_name = "NAME")]
+    /// Congestion control: for UDT one of `udt::SocketOptions::CONTROLLER_NAMES`, for TCP a
+    /// kernel name (the help text is `cc_help`'s, built from that list).
+    #[arg(long = "cc", value_name = "NAME", help = cc_help())]
     pub cc: Option<String>,
     /// Packet size including IP/UDP headers (UDT_MSS, default 1500); for TCP, TCP_MAXSEG is
     /// set to this minus 40.
@@ -254,6 +255,24 @@ impl TestFlags {
     }
 }
 
+/// `--cc`'s help: UDT's controllers as the library lists them, saying which need a rate.
+fn cc_help() -> String {
+    let udt: Vec<String> = SocketOptions::CONTROLLER_NAMES
+        .iter()
+        .map(|&name| {
+            if SocketOptions::RATELESS_CONTROLLER_NAMES.contains(&name) {
+                name.to_owned()
+            } else {
+                format!("{name} (needs --maxbw)")
+            }
+        })
+        .collect();
+    format!(
+        "Congestion control: for UDT {}; for TCP a kernel name such as cubic or bbr",
+        udt.join(", ")
+    )
+}
+
 fn usage<T>(message: impl Into<String>) -> Result<T, UsageError> {
     Err(UsageError(message.into()))
 }
@@ -343,6 +362,21 @@ mod tests {
         };
         assert_eq!(c.params.limit, Limit::Bytes(16_000_000));
         assert_eq!(c.params.sndbuf, Some(16 << 20));
+    }
+
+    #[test]
+    fn cc_help_lists_the_library_names() {
+        let help = cc_help();
+        for name in SocketOptions::CONTROLLER_NAMES {
+            assert!(help.contains(name), "{help}");
+        }
+        assert!(help.contains("fixed-rate (needs --maxbw)"), "{help}");
+        let Err(err) = mode("perf -c h --cc reno") else {
+            panic!("reno is no UDT controller")
+        };
+        for name in SocketOptions::CONTROLLER_NAMES {
+            assert!(err.0.contains(name), "{}", err.0);
+        }
     }
 
     #[test]
