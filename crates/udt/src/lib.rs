@@ -60,7 +60,7 @@ mod sys;
 pub mod tokio;
 
 pub use blocking::{Incoming, Perfmon, UdtListener, UdtMessageSocket, UdtStream};
-pub use error::{connection_error, error_kind, io_error};
+pub use error::{connection_error, io_error};
 pub use options::{OptValue, OptionError, SocketOptions, UdtOpt};
 #[doc(hidden)]
 pub use poller::PollHandle;
