@@ -231,11 +231,13 @@ fn human_output_has_intervals_and_a_summary() {
 
 #[test]
 fn bad_flags_exit_2_with_one_line() {
-    let cases: [&[&str]; 8] = [
+    let cases: [&[&str]; 10] = [
         &["perf"],
         &["perf", "-c", "127.0.0.1", "-P", "0"],
         &["perf", "-c", "127.0.0.1", "-t", "0"],
         &["perf", "-c", "127.0.0.1", "--maxbw", "lots"],
+        &["perf", "-c", "127.0.0.1", "--maxbw", "0"],
+        &["perf", "-c", "127.0.0.1", "-n", "16 furlongs"],
         &["perf", "-c", "127.0.0.1", "--cc", "fixed-rate"],
         &["perf", "-c", "127.0.0.1", "--proto", "sctp"],
         &["perf", "-c", "127.0.0.1", "--mss", "10"],

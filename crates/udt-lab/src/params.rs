@@ -1,5 +1,7 @@
 //! [`LinkParams`]: what the user asks of the emulated link, and the parsers for the
-//! command-line spellings (`1gbit`, `100ms`, `0.1%`, `1000`/`4MiB`).
+//! command-line spellings only the lab has (`100ms`, `0.1%`, `1000` packets). Rates (`1gbit`)
+//! and sizes (`4MiB`) are `udt_units`', shared with `udt perf`, so a spelling means the same
+//! in both.
 //!
 //! Kept apart from the forwarder so the CLI, the tests and the experiment runner build the
 //! same parameters, and so the translation into `udt-netsim` terms (one direction gets half the
@@ -10,10 +12,9 @@ use std::time::Duration;
 
 use udt_netsim::{LinkConfig, LossModel};
 
-/// A value on the command line that could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ParseError(String);
+/// A value on the command line that could not be parsed: the one error type of the
+/// command line's values, rates and sizes included.
+pub use udt_units::ParseError;
 
 /// The drop-tail queue limit of each direction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,36 +125,6 @@ fn trim(x: f64) -> String {
     s.trim_end_matches('0').trim_end_matches('.').to_owned()
 }
 
-/// Parses a rate in bit/s, tc-style with SI multipliers: `1gbit`, `155mbit`, `500kbit`,
-/// `1G`, `100M`, `1000000`. Byte-based spellings (`mbps`, `MB/s`) are refused, since tc reads
-/// `mbps` as megabytes and users read it as megabits.
-pub fn parse_rate(s: &str) -> Result<u64, ParseError> {
-    let lower = s.trim().to_ascii_lowercase();
-    if lower.ends_with("bps") || lower.contains('/') {
-        return Err(ParseError(format!(
-            "ambiguous rate {s:?}: write bits, e.g. 100mbit or 1gbit"
-        )));
-    }
-    let (number, suffix) = split_number(&lower);
-    let scale = match suffix.trim_end_matches("bit") {
-        "" => 1.0,
-        "k" => 1e3,
-        "m" => 1e6,
-        "g" => 1e9,
-        "t" => 1e12,
-        _ => {
-            return Err(ParseError(format!(
-                "unknown rate unit in {s:?} (use kbit, mbit, gbit)"
-            )))
-        }
-    };
-    let value = parse_f64(number, s)? * scale;
-    if !(1.0..=1e15).contains(&value) {
-        return Err(ParseError(format!("rate {s:?} is out of range")));
-    }
-    Ok(value.round() as u64)
-}
-
 /// Parses a duration: `100ms`, `250us`, `1.5s`, `0` (a bare number is milliseconds).
 pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
     let lower = s.trim().to_ascii_lowercase();
@@ -164,7 +135,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
         "ms" | "" => 1e-3,
         "s" => 1.0,
         _ => {
-            return Err(ParseError(format!(
+            return Err(ParseError::new(format!(
                 "unknown time unit in {s:?} (use us, ms, s)"
             )))
         }
@@ -173,7 +144,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, ParseError> {
     Duration::try_from_secs_f64(secs)
         .ok()
         .filter(|d| *d <= Duration::from_secs(3600))
-        .ok_or_else(|| ParseError(format!("duration {s:?} is out of range")))
+        .ok_or_else(|| ParseError::new(format!("duration {s:?} is out of range")))
 }
 
 /// Parses a loss probability: `0.1%` or a fraction `0.001`.
@@ -186,35 +157,34 @@ pub fn parse_loss(s: &str) -> Result<f64, ParseError> {
     if (0.0..=1.0).contains(&p) {
         Ok(p)
     } else {
-        Err(ParseError(format!("loss {s:?} is not between 0 and 100%")))
+        Err(ParseError::new(format!(
+            "loss {s:?} is not between 0 and 100%"
+        )))
     }
 }
 
-/// Parses a queue limit: a bare number is packets (of the MTU); with a unit it is bytes:
-/// `B`, `KB`/`MB` (powers of 1000) or `KiB`/`MiB` (powers of 1024).
+/// Parses a queue limit: a bare number is packets (of the MTU); with a unit it is bytes, as
+/// [`udt_units::parse_size`] reads them (`4MiB` and `4M` binary, `64KB` decimal).
 pub fn parse_queue(s: &str) -> Result<QueueLimit, ParseError> {
-    let t = s.trim();
-    let (number, suffix) = split_number(t);
-    let value = parse_f64(number, s)?;
-    let scale = match suffix.to_ascii_lowercase().as_str() {
-        "" | "p" | "pkt" | "pkts" | "packets" => return Ok(QueueLimit::Packets(value as usize)),
-        "b" => 1.0,
-        "kb" => 1e3,
-        "mb" => 1e6,
-        "gb" => 1e9,
-        "kib" => 1024.0,
-        "mib" => 1024.0 * 1024.0,
-        "gib" => 1024.0 * 1024.0 * 1024.0,
-        _ => {
-            return Err(ParseError(format!(
-                "unknown queue unit in {s:?} (packets, or B, KiB, MB...)"
-            )))
+    let (number, suffix) = split_number(s.trim());
+    match suffix.to_ascii_lowercase().as_str() {
+        "" | "p" | "pkt" | "pkts" | "packets" => {
+            Ok(QueueLimit::Packets(parse_f64(number, s)? as usize))
         }
-    };
-    Ok(QueueLimit::Bytes((value * scale) as usize))
+        _ => {
+            let bytes = udt_units::parse_size(s).map_err(|_| {
+                ParseError::new(format!(
+                    "cannot read queue {s:?}: give packets (1000) or bytes with a unit, e.g. 4MiB or 64KB"
+                ))
+            })?;
+            Ok(QueueLimit::Bytes(
+                usize::try_from(bytes).unwrap_or(usize::MAX),
+            ))
+        }
+    }
 }
 
-/// Splits `"1.5gbit"` into `("1.5", "gbit")`.
+/// Splits `"100ms"` into `("100", "ms")`.
 fn split_number(s: &str) -> (&str, &str) {
     let end = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -227,7 +197,7 @@ fn parse_f64(number: &str, whole: &str) -> Result<f64, ParseError> {
         .parse::<f64>()
         .ok()
         .filter(|x| x.is_finite() && *x >= 0.0)
-        .ok_or_else(|| ParseError(format!("not a number: {whole:?}")))
+        .ok_or_else(|| ParseError::new(format!("not a number: {whole:?}")))
 }
 
 #[cfg(test)]
@@ -235,15 +205,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rates() {
-        assert_eq!(parse_rate("1gbit"), Ok(1_000_000_000));
-        assert_eq!(parse_rate("155Mbit"), Ok(155_000_000));
-        assert_eq!(parse_rate("45m"), Ok(45_000_000));
-        assert_eq!(parse_rate("1.5G"), Ok(1_500_000_000));
-        assert_eq!(parse_rate("64000"), Ok(64_000));
-        assert!(parse_rate("100mbps").is_err());
-        assert!(parse_rate("10 furlongs").is_err());
-        assert!(parse_rate("0").is_err());
+    fn rate_formatting() {
         assert_eq!(format_rate(1_000_000_000), "1 Gbit/s");
         assert_eq!(format_rate(155_520_000), "155.52 Mbit/s");
     }
@@ -261,7 +223,10 @@ mod tests {
         assert_eq!(parse_queue("1000"), Ok(QueueLimit::Packets(1000)));
         assert_eq!(parse_queue("4MiB"), Ok(QueueLimit::Bytes(4 << 20)));
         assert_eq!(parse_queue("64KB"), Ok(QueueLimit::Bytes(64_000)));
-        assert!(parse_queue("3 bananas").is_err());
+        assert_eq!(parse_queue("2M"), Ok(QueueLimit::Bytes(2 << 20)));
+        assert_eq!(parse_queue("50 pkts"), Ok(QueueLimit::Packets(50)));
+        let err = parse_queue("3 bananas").unwrap_err().to_string();
+        assert!(err.contains("e.g. 4MiB") && !err.contains('\n'), "{err}");
     }
 
     #[test]

@@ -10,11 +10,6 @@ use std::io;
 
 use udt_proto::ConnectionError;
 
-/// The `io::ErrorKind` that stands for `e`.
-pub fn error_kind(e: ConnectionError) -> io::ErrorKind {
-    e.io_kind()
-}
-
 /// `e` as an `io::Error` of the matching kind, carrying `e` itself.
 pub fn io_error(e: ConnectionError) -> io::Error {
     e.into()

@@ -19,8 +19,10 @@
 //!   UDT_REUSEADDR is on for both and their MSS is the same
 //!   ([`SocketOptions::set_reuse_addr`]).
 //! - The protocol itself is `udt_proto`'s sans-IO core; this crate only moves bytes, keeps
-//!   time and paces: batched `recvmmsg`/`sendmmsg`, and a wait that sleeps with nanosecond
-//!   timeouts and spins only the last few microseconds before a deadline.
+//!   time and paces: batched `recvmmsg`/`sendmmsg`, and a wait in `ppoll` with nanosecond
+//!   timeouts that never spins: it sleeps at least 200 µs and sends what fell due meanwhile
+//!   as one batch, which holds the paced rate without burning a core (the I/O thread's
+//!   module doc says why).
 //!
 //! # Contract
 //! - Errors are `std::io::Error`s whose kind follows TCP conventions (refused, timed out,
@@ -61,7 +63,7 @@ mod sys;
 pub mod tokio;
 
 pub use blocking::{Incoming, Perfmon, UdtListener, UdtMessageSocket, UdtStream};
-pub use error::{connection_error, error_kind, io_error};
+pub use error::{connection_error, io_error};
 pub use options::{OptValue, OptionError, SocketOptions, UdtOpt};
 #[doc(hidden)]
 pub use poller::PollHandle;

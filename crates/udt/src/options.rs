@@ -55,7 +55,7 @@ pub enum OptionError {
     #[error("{0} takes a {1} value")]
     WrongType(&'static str, &'static str),
     /// [`SocketOptions::set_controller_named`] got a name it does not know.
-    #[error("unknown congestion controller {0:?}: use native, model or fixed-rate")]
+    #[error("unknown congestion controller {0:?}: use {names}", names = one_of(&SocketOptions::CONTROLLER_NAMES))]
     UnknownController(String),
     /// The fixed-rate controller was asked for without a rate.
     #[error("the fixed-rate congestion controller needs a rate (bytes per second)")]
@@ -189,18 +189,20 @@ impl SocketOptions {
     }
 
     /// UDT_CC by name, for command lines and configuration files: `native` (UDT's DAIMD,
-    /// the default), `model` (the BBR-like model-based controller) or `fixed-rate` (paces at `rate_bytes_per_sec`, which it then needs;
-    /// it never backs off, so use it on dedicated links only). Other values of `rate` are
-    /// ignored; the names are [`Self::CONTROLLER_NAMES`].
+    /// the default), `model` (the BBR-like model-based controller) or `fixed-rate` (paces at
+    /// `rate_bytes_per_sec`, which it then needs; it never backs off, so use it on dedicated
+    /// links only). Other controllers ignore the rate. The names are
+    /// [`Self::CONTROLLER_NAMES`], each the factory's own `NAME`, so the name chosen here is
+    /// the one logs and stats show.
     pub fn set_controller_named(
         &mut self,
         name: &str,
         rate_bytes_per_sec: Option<u64>,
     ) -> Result<&mut Self, OptionError> {
         let factory: Arc<dyn ControllerFactory> = match name {
-            "native" => Arc::new(NativeFactory::default()),
-            "model" => Arc::new(ModelFactory::default()),
-            "fixed-rate" => match rate_bytes_per_sec.filter(|&r| r > 0) {
+            NativeFactory::NAME => Arc::new(NativeFactory::default()),
+            ModelFactory::NAME => Arc::new(ModelFactory::default()),
+            FixedRateFactory::NAME => match rate_bytes_per_sec.filter(|&r| r > 0) {
                 Some(rate) => Arc::new(FixedRateFactory::new(rate)),
                 None => return Err(OptionError::ControllerNeedsRate),
             },
@@ -209,8 +211,18 @@ impl SocketOptions {
         Ok(self.set_controller(factory))
     }
 
-    /// The names [`Self::set_controller_named`] accepts.
-    pub const CONTROLLER_NAMES: [&'static str; 3] = ["native", "model", "fixed-rate"];
+    /// The names [`Self::set_controller_named`] accepts, the default first. The one list of
+    /// controller names: command lines offer and check these, and error messages list them.
+    pub const CONTROLLER_NAMES: [&'static str; 3] = [
+        NativeFactory::NAME,
+        ModelFactory::NAME,
+        FixedRateFactory::NAME,
+    ];
+
+    /// Those of [`Self::CONTROLLER_NAMES`] that need no rate, in the same order: what a
+    /// command line without a rate option (`udt cp`, `udt serve`, the lab's flows) offers.
+    pub const RATELESS_CONTROLLER_NAMES: [&'static str; 2] =
+        [NativeFactory::NAME, ModelFactory::NAME];
 
     /// UDT_FC: the largest flow window in packets (default 25600; 1..=2^24, values below 32
     /// become 32 as in 4.11).
@@ -673,6 +685,15 @@ impl SocketOptions {
     }
 }
 
+/// `a, b or c`: names as an error message offers them.
+fn one_of(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [only] => (*only).to_owned(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -701,5 +722,27 @@ mod tests {
             err.to_string(),
             "unknown congestion controller \"cubic\": use native, model or fixed-rate"
         );
+    }
+
+    #[test]
+    fn every_name_builds_its_own_controller() {
+        let mut o = SocketOptions::default();
+        assert_eq!(o.controller().name(), SocketOptions::CONTROLLER_NAMES[0]);
+        for name in SocketOptions::CONTROLLER_NAMES {
+            o.set_controller_named(name, Some(1_000_000)).unwrap();
+            assert_eq!(o.controller().name(), name);
+            assert_eq!(o.controller().build().name(), name);
+            let rateless = SocketOptions::RATELESS_CONTROLLER_NAMES.contains(&name);
+            assert_eq!(
+                o.set_controller_named(name, None).is_ok(),
+                rateless,
+                "{name}"
+            );
+        }
+        assert!(SocketOptions::RATELESS_CONTROLLER_NAMES
+            .iter()
+            .all(|name| SocketOptions::CONTROLLER_NAMES.contains(name)));
+        assert_eq!(one_of(&["a"]), "a");
+        assert_eq!(one_of(&["a", "b"]), "a or b");
     }
 }

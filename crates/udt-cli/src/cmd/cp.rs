@@ -60,12 +60,13 @@ pub struct Args {
     pub cc: String,
 }
 
-/// The controllers `udt cp` and `udt serve` offer (`fixed-rate` needs a rate: `udt perf`).
-pub const CC_NAMES: [&str; 2] = ["model", "native"];
+/// The controllers `udt cp` and `udt serve` offer: the library's that need no rate
+/// (`fixed-rate` does: `udt perf --maxbw`).
+pub const CC_NAMES: [&str; 2] = SocketOptions::RATELESS_CONTROLLER_NAMES;
 
 /// The default controller of `udt cp` and `udt serve`: see docs/lab/loss-sweep and
 /// decision-matrix for why (UDT4's default, `native`, stays the library's).
-pub const DEFAULT_CC: &str = "model";
+pub const DEFAULT_CC: &str = udt_proto::congestion::ModelFactory::NAME;
 
 /// The socket options of a transfer connection, with congestion control `cc`.
 pub fn transfer_options(cc: &str) -> anyhow::Result<SocketOptions> {

@@ -17,9 +17,10 @@ use anyhow::Context;
 use clap::Subcommand;
 use udt_lab::experiment::{self, Settings};
 use udt_lab::flows::RunOptions;
-use udt_lab::params::{parse_duration, parse_loss, parse_queue, parse_rate};
+use udt_lab::params::{parse_duration, parse_loss, parse_queue};
 use udt_lab::run::LinkCommands;
 use udt_lab::{LinkParams, QueueLimit};
+use udt_units::{parse_rate, Rate};
 
 /// Arguments of `udt lab`.
 #[derive(Debug, clap::Args)]
@@ -65,7 +66,7 @@ pub struct RunArgs {
     /// The highest link rate to emulate; faster cells run at this rate and say so. The
     /// default is the rate this kind of machine sustains (see `udt lab calibrate`).
     #[arg(long, value_parser = parse_rate, default_value = "200mbit")]
-    pub rate_cap: u64,
+    pub rate_cap: Rate,
     /// Seconds at the start of each flow left out of its steady goodput.
     #[arg(long, value_parser = parse_duration, default_value = "1s")]
     pub warmup: Duration,
@@ -91,9 +92,10 @@ fn experiment_name(name: &str) -> Result<String, String> {
 /// Arguments of `udt lab link`.
 #[derive(Debug, clap::Args)]
 pub struct LinkArgs {
-    /// Link rate in bits per second, each direction: 45mbit, 155mbit, 1gbit, 1G.
+    /// Link rate in bits per second, each direction: 45mbit, 155M, 1gbit, 1G (a capital B
+    /// says bytes: 10MB/s).
     #[arg(long, value_parser = parse_rate)]
-    pub rate: u64,
+    pub rate: Rate,
     /// Round-trip propagation delay (half each way): 0, 250us, 100ms, 1s.
     #[arg(long, value_parser = parse_duration)]
     pub rtt: Duration,
@@ -101,7 +103,8 @@ pub struct LinkArgs {
     #[arg(long, value_parser = parse_loss, default_value = "0")]
     pub loss: f64,
     /// Drop-tail queue per direction: a bare number is packets of the MTU; with a unit, bytes
-    /// (B, KB, MB, KiB, MiB). Default: one bandwidth-delay product, at least 64 packets.
+    /// (B; KB, MB decimal; K, M, KiB, MiB binary). Default: one bandwidth-delay product, at
+    /// least 64 packets.
     #[arg(long, value_parser = parse_queue)]
     pub queue: Option<QueueLimit>,
     /// Extra random delay, uniform in [0, D] per packet, each direction; never reorders.
@@ -128,7 +131,7 @@ pub struct CalibrateArgs {
     /// Rates to try, comma-separated.
     #[arg(long, value_delimiter = ',', value_parser = parse_rate,
           default_value = "100mbit,200mbit,500mbit,1gbit,2gbit")]
-    pub rates: Vec<u64>,
+    pub rates: Vec<Rate>,
     /// RTT of the calibration link.
     #[arg(long, value_parser = parse_duration, default_value = "10ms")]
     pub rtt: Duration,
@@ -163,7 +166,7 @@ fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
     run.warmup = args.warmup;
     let settings = Settings {
         quick: args.quick,
-        rate_cap_bps: args.rate_cap,
+        rate_cap_bps: args.rate_cap.bits_per_sec(),
         run,
         out: args.out,
         command: command_line(),
@@ -186,7 +189,7 @@ fn command_line() -> String {
 
 fn link(args: LinkArgs) -> anyhow::Result<()> {
     let params = LinkParams {
-        rate_bps: args.rate,
+        rate_bps: args.rate.bits_per_sec(),
         rtt: args.rtt,
         loss: args.loss,
         jitter: args.jitter,
@@ -210,7 +213,8 @@ fn link(args: LinkArgs) -> anyhow::Result<()> {
 }
 
 fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
-    let report = udt_lab::calibrate::calibrate(&args.rates, args.rtt, args.duration, args.runs)?;
+    let rates_bps: Vec<u64> = args.rates.iter().map(|r| r.bits_per_sec()).collect();
+    let report = udt_lab::calibrate::calibrate(&rates_bps, args.rtt, args.duration, args.runs)?;
     let md = report.to_markdown(&command_line());
     match args.out {
         Some(path) => {
@@ -220,5 +224,58 @@ fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
             print!("{md}");
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn link(line: &str) -> Result<LinkArgs, clap::Error> {
+        let argv = std::iter::once("udt").chain(line.split_whitespace());
+        match Cli::try_parse_from(argv)?.command {
+            Command::Lab(Args {
+                command: LabCommand::Link(args),
+            }) => Ok(args),
+            _ => unreachable!("a lab link command line"),
+        }
+    }
+
+    #[test]
+    fn rates_and_queues_read_as_perf_reads_them() {
+        for (rate, bps) in [
+            ("100mbit", 100_000_000),
+            ("100M", 100_000_000),
+            ("100Mbps", 100_000_000),
+            ("1.5gbit", 1_500_000_000),
+            ("10MB/s", 80_000_000),
+        ] {
+            let args = link(&format!("lab link --rate {rate} --rtt 10ms")).unwrap();
+            assert_eq!(args.rate.bits_per_sec(), bps, "{rate}");
+        }
+        let args = link("lab link --rate 1G --rtt 10ms --queue 16MB").unwrap();
+        assert_eq!(args.queue, Some(QueueLimit::Bytes(16_000_000)));
+        let args = link("lab link --rate 1G --rtt 10ms --queue 16M").unwrap();
+        assert_eq!(args.queue, Some(QueueLimit::Bytes(16 << 20)));
+        let err = link("lab link --rate fast --rtt 10ms")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("e.g. 100M"), "{err}");
+    }
+
+    #[test]
+    fn defaults_parse() {
+        let argv = ["udt", "lab", "calibrate"];
+        let Command::Lab(Args {
+            command: LabCommand::Calibrate(args),
+        }) = Cli::try_parse_from(argv).unwrap().command
+        else {
+            panic!("a calibrate command line")
+        };
+        assert_eq!(args.rates.len(), 5);
+        assert_eq!(args.rates[4].bits_per_sec(), 2_000_000_000);
     }
 }

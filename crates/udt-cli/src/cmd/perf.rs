@@ -4,22 +4,26 @@
 
 use std::net::IpAddr;
 
-use crate::perf::{self, units, ClientConfig, Limit, Proto, ServerConfig, TestParams};
+use udt::SocketOptions;
+use udt_units::Rate;
+
+use crate::perf::{self, ClientConfig, Limit, Proto, ServerConfig, TestParams};
 use crate::UsageError;
 
 /// Measure a path iperf3-style: `udt perf -s` on one host, `udt perf -c HOST` on the other.
 ///
 /// The server listens on TCP port 5201 (control and TCP data) and, during a UDT test, on UDP
-/// port 5201 (UDT data); `-p` changes both. Rates are bits per second with decimal prefixes
-/// unless a capital B says bytes (100M, 1G, 1.5gbit, 10MB/s); sizes are bytes with binary
-/// prefixes (64K, 16M, 1G).
+/// port 5201 (UDT data); `-p` changes both. Rates and sizes are read by `udt_units`, as
+/// `udt lab` reads them: rates are bits per second with decimal prefixes unless a capital B
+/// says bytes (100M, 1G, 1.5gbit, 10MB/s); sizes are bytes with binary prefixes (64K, 16M,
+/// 1G), or decimal ones with a B (16MB).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "\
 Ports: the server listens on TCP port 5201 (control, and TCP data) and, during a UDT test,
 on UDP port 5201 (UDT data); -p changes both.
-Rates (--maxbw): bits per second with decimal prefixes (100M, 1G, 1.5gbit), or bytes per
-second with a capital B (10MB/s). Sizes (-n, buffers): bytes with binary prefixes (64K,
-16M, 1G).
+Rates (--maxbw): bits per second with decimal prefixes (100M, 1G, 1.5gbit, 100Mbps), or
+bytes per second with a capital B (10MB/s). Sizes (-n, buffers): bytes with binary prefixes
+(64K, 16M, 1G, 16MiB), or decimal ones with a B (16MB).
 
 Examples:
   udt perf -s
@@ -69,9 +73,9 @@ pub struct TestFlags {
     /// Transport: udt or tcp (kernel TCP, for comparison) [default: udt].
     #[arg(long = "proto", value_name = "udt|tcp")]
     pub proto: Option<String>,
-    /// Congestion control: native, model or fixed-rate (needs --maxbw) for UDT; a kernel name such
-    /// as cubic or bbr for TCP.
-    #[arg(long = "cc", value_name = "NAME")]
+    /// Congestion control: for UDT one of `udt::SocketOptions::CONTROLLER_NAMES`, for TCP a
+    /// kernel name (the help text is `cc_help`'s, built from that list).
+    #[arg(long = "cc", value_name = "NAME", help = cc_help())]
     pub cc: Option<String>,
     /// Packet size including IP/UDP headers (UDT_MSS, default 1500); for TCP, TCP_MAXSEG is
     /// set to this minus 40.
@@ -241,10 +245,32 @@ impl TestFlags {
             maxbw: self
                 .maxbw
                 .as_deref()
-                .map(|r| units::parse_rate(r).map_err(|e| UsageError(format!("--maxbw: {e}"))))
+                .map(|r| {
+                    udt_units::parse_rate(r)
+                        .map(Rate::bytes_per_sec)
+                        .map_err(|e| UsageError(format!("--maxbw: {e}")))
+                })
                 .transpose()?,
         })
     }
+}
+
+/// `--cc`'s help: UDT's controllers as the library lists them, saying which need a rate.
+fn cc_help() -> String {
+    let udt: Vec<String> = SocketOptions::CONTROLLER_NAMES
+        .iter()
+        .map(|&name| {
+            if SocketOptions::RATELESS_CONTROLLER_NAMES.contains(&name) {
+                name.to_owned()
+            } else {
+                format!("{name} (needs --maxbw)")
+            }
+        })
+        .collect();
+    format!(
+        "Congestion control: for UDT {}; for TCP a kernel name such as cubic or bbr",
+        udt.join(", ")
+    )
 }
 
 fn usage<T>(message: impl Into<String>) -> Result<T, UsageError> {
@@ -267,7 +293,7 @@ fn number(flag: &str, text: &str, what: &str) -> Result<f64, UsageError> {
 }
 
 fn size(flag: &str, text: &str) -> Result<u64, UsageError> {
-    units::parse_size(text).map_err(|e| UsageError(format!("{flag}: {e}")))
+    udt_units::parse_size(text).map_err(|e| UsageError(format!("{flag}: {e}")))
 }
 
 #[cfg(test)]
@@ -319,6 +345,41 @@ mod tests {
     }
 
     #[test]
+    fn rates_and_sizes_read_as_the_lab_reads_them() {
+        let maxbw = |rate: &str| {
+            let Ok(Mode::Client(c)) = mode(&format!("perf -c h --maxbw {rate}")) else {
+                panic!("{rate}")
+            };
+            c.params.maxbw
+        };
+        // Bits unless a capital B: 100 Mbit/s is 12.5 MB/s, UDT_MAXBW's unit.
+        for rate in ["100M", "100mbit", "100Mbps", "100mbps", "100Mbit/s"] {
+            assert_eq!(maxbw(rate), Some(12_500_000), "{rate}");
+        }
+        assert_eq!(maxbw("10MB/s"), Some(10_000_000));
+        let Ok(Mode::Client(c)) = mode("perf -c h -n 16MB --sndbuf 16MiB") else {
+            panic!()
+        };
+        assert_eq!(c.params.limit, Limit::Bytes(16_000_000));
+        assert_eq!(c.params.sndbuf, Some(16 << 20));
+    }
+
+    #[test]
+    fn cc_help_lists_the_library_names() {
+        let help = cc_help();
+        for name in SocketOptions::CONTROLLER_NAMES {
+            assert!(help.contains(name), "{help}");
+        }
+        assert!(help.contains("fixed-rate (needs --maxbw)"), "{help}");
+        let Err(err) = mode("perf -c h --cc reno") else {
+            panic!("reno is no UDT controller")
+        };
+        for name in SocketOptions::CONTROLLER_NAMES {
+            assert!(err.0.contains(name), "{}", err.0);
+        }
+    }
+
+    #[test]
     fn bad_usage_is_one_line_naming_the_flag() {
         let cases = [
             ("perf", "-s"),
@@ -333,6 +394,8 @@ mod tests {
             ("perf -c h -1", "-1"),
             ("perf -c h --cc reno", "--cc"),
             ("perf -c h --sndbuf 1Q", "--sndbuf"),
+            ("perf -c h --maxbw 0", "--maxbw: rate \"0\" is out of range"),
+            ("perf -c h --maxbw 100MBPS", "e.g. 100M"),
         ];
         for (line, want) in cases {
             let err = mode(line).unwrap_err().0;

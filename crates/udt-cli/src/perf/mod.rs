@@ -24,7 +24,7 @@
 //!    the client answers `done`. Either end sends `error` and closes if the test fails.
 //!
 //! # What lives where
-//! [`params`] the test and its socket options; [`units`] rates and sizes; [`control`] the
+//! [`params`] the test and its socket options; [`units`] printing rates and sizes; [`control`] the
 //! messages; `stream` one data connection (UDT or TCP) and its counters; `run` one end's
 //! workers and sampling; [`sample`] what one end measured; [`report`] the client's report and
 //! human lines; [`client`] and [`server`] the two ends; [`sys`] getrusage, TCP_INFO and

@@ -41,8 +41,9 @@ pub enum Limit {
 pub struct TestParams {
     /// UDT or TCP.
     pub proto: Proto,
-    /// Congestion control: UDT `native` / `fixed-rate`, or a kernel TCP name (`cubic`,
-    /// `bbr`). `None`: the default (UDT native, the kernel's default for TCP).
+    /// Congestion control: one of `udt::SocketOptions::CONTROLLER_NAMES`, or a kernel TCP
+    /// name (`cubic`, `bbr`). `None`: the default (the library's for UDT, the kernel's for
+    /// TCP).
     pub cc: Option<String>,
     /// UDT MSS (packet size including 28 bytes of IP/UDP headers); for TCP, TCP_MAXSEG is
     /// set to this minus 40 (IPv4 + TCP headers) so both carry packets of the same size.
@@ -152,8 +153,7 @@ impl TestParams {
             o.set_controller_named(cc, self.maxbw)
                 .map_err(|e| match e {
                     udt::OptionError::ControllerNeedsRate => {
-                        "--cc fixed-rate needs a rate: add --maxbw RATE (e.g. --maxbw 500M)"
-                            .to_owned()
+                        format!("--cc {cc} needs a rate: add --maxbw RATE (e.g. --maxbw 500M)")
                     }
                     e => format!("--cc {cc}: {e}"),
                 })?;
@@ -214,7 +214,7 @@ impl TestParams {
     pub fn cc_name(&self) -> String {
         match (&self.cc, self.proto) {
             (Some(cc), _) => cc.clone(),
-            (None, Proto::Udt) => "native".into(),
+            (None, Proto::Udt) => udt::SocketOptions::default().controller().name().into(),
             (None, Proto::Tcp) => "default".into(),
         }
     }
@@ -312,7 +312,7 @@ mod tests {
             ),
             (
                 TestParams {
-                    cc: Some("fixed-rate".into()),
+                    cc: Some(udt_proto::congestion::FixedRateFactory::NAME.into()),
                     ..params()
                 },
                 "--maxbw",
@@ -344,12 +344,15 @@ mod tests {
     #[test]
     fn fixed_rate_takes_maxbw() {
         let p = TestParams {
-            cc: Some("fixed-rate".into()),
+            cc: Some(udt_proto::congestion::FixedRateFactory::NAME.into()),
             maxbw: Some(1_000_000),
             ..params()
         };
         let o = p.udt_options().unwrap();
-        assert_eq!(o.controller().name(), "fixed-rate");
+        assert_eq!(
+            o.controller().name(),
+            udt_proto::congestion::FixedRateFactory::NAME
+        );
         assert_eq!(o.max_bandwidth(), Some(1_000_000));
     }
 

@@ -53,7 +53,7 @@ pub const BASE_PORT: u16 = 20_000;
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Implementation {
     /// This project's UDT (`udt perf --proto udt --cc CC`); `cc` is one of
-    /// `udt::SocketOptions::CONTROLLER_NAMES` (not `fixed-rate`, which needs a rate).
+    /// `udt::SocketOptions::RATELESS_CONTROLLER_NAMES` (not `fixed-rate`, which needs a rate).
     Ours {
         /// The congestion controller's name.
         cc: String,
@@ -121,12 +121,12 @@ impl Implementation {
         }
     }
 
-    /// Ours with every controller of `udt::SocketOptions::CONTROLLER_NAMES` that needs no
-    /// parameter (all but `fixed-rate`, which needs a rate), in that order.
+    /// Ours with every controller that needs no parameter
+    /// (`udt::SocketOptions::RATELESS_CONTROLLER_NAMES`: all but `fixed-rate`, which needs a
+    /// rate), in that order.
     pub fn ours_all() -> Vec<Self> {
-        udt::SocketOptions::CONTROLLER_NAMES
+        udt::SocketOptions::RATELESS_CONTROLLER_NAMES
             .iter()
-            .filter(|name| **name != "fixed-rate")
             .map(|name| Self::ours(name))
             .collect()
     }

@@ -81,7 +81,7 @@ impl Controller for FixedRate {
     }
 
     fn name(&self) -> &'static str {
-        "fixed-rate"
+        FixedRateFactory::NAME
     }
 }
 
@@ -102,6 +102,9 @@ impl FixedRateFactory {
             window_pkts: None,
         }
     }
+
+    /// The controller's name in logs, stats and `--cc`.
+    pub const NAME: &'static str = "fixed-rate";
 }
 
 impl ControllerFactory for FixedRateFactory {
@@ -114,7 +117,7 @@ impl ControllerFactory for FixedRateFactory {
     }
 
     fn name(&self) -> &'static str {
-        "fixed-rate"
+        Self::NAME
     }
 }
 

@@ -17,10 +17,13 @@
 //!    [`Controller::on_loss`] for each NAK; [`Controller::on_timeout`] on an EXP expiry with
 //!    data in the send buffer; [`Controller::on_custom_message`] for control type 0x7FFF.
 //!    After each hook, drain [`Controller::poll_custom_message`] and re-read the outputs.
-//! 3. [`Controller::close`] when the application closes a connected socket.
+//! 3. [`Controller::close`] once, when the application closes a connected socket, as the
+//!    connection starts closing. Hooks can still follow while unsent data drains (up to the
+//!    linger time); 4.11 calls `CCC::close` after that wait.
 //!
 //! What lives where: the trait and its input structs here; UDT's native DAIMD algorithm
-//! (4.11 `CUDTCC`) in [`native`]; the fixed-rate "blast" controller in [`fixed_rate`].
+//! (4.11 `CUDTCC`) in [`native`]; the fixed-rate "blast" controller in [`fixed_rate`]; the
+//! BBR-like model-based controller (`--cc model`) in [`model`].
 //!
 //! Not done here: the `UDT_MAXBW` floor on the period (10⁶ · MSS / MAXBW µs) is applied by
 //! the connection after reading [`Controller::send_period`], as 4.11 does it in
@@ -181,7 +184,8 @@ pub trait Controller: Send + fmt::Debug {
     fn poll_custom_message(&mut self) -> Option<(u16, Vec<u8>)> {
         None
     }
-    /// The connection is closing (4.11 `CCC::close`).
+    /// The application closed the connection, which now stops taking data and drains (4.11
+    /// `CCC::close`). Called once; drain-time hooks may follow.
     fn close(&mut self) {}
 
     /// Congestion window in packets (4.11 `m_dCWndSize`). The connection sends at most

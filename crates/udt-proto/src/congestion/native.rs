@@ -533,7 +533,7 @@ impl Controller for Native {
     }
 
     fn name(&self) -> &'static str {
-        "native"
+        NativeFactory::NAME
     }
 }
 
@@ -541,13 +541,18 @@ impl Controller for Native {
 #[derive(Clone, Debug, Default)]
 pub struct NativeFactory(pub NativeConfig);
 
+impl NativeFactory {
+    /// The controller's name in logs, stats and `--cc`.
+    pub const NAME: &'static str = "native";
+}
+
 impl ControllerFactory for NativeFactory {
     fn build(&self) -> Box<dyn Controller> {
         Box::new(Native::new(self.0.clone()))
     }
 
     fn name(&self) -> &'static str {
-        "native"
+        Self::NAME
     }
 }
 

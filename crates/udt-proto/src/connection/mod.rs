@@ -556,6 +556,7 @@ impl Connection {
             State::Connecting => self.finish_close(Some(ConnectionError::LocallyClosed)),
             State::Connected => {
                 self.state = State::Closing;
+                self.cc.close();
                 match self.config.linger {
                     Some(linger) if !self.snd.buffer.is_empty() => {
                         self.timers.set(Timer::Linger, now + linger);
