@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::congestion::{ControllerFactory, NativeFactory};
+use crate::protect::SessionKey;
 use crate::wire::SocketType;
 
 /// IP + UDP header bytes that UDT4 counts inside the MSS (it assumes 28 even for IPv6).
@@ -79,6 +80,7 @@ pub struct ConnectionConfig {
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) periodic_nak: bool,
     pub(crate) controller: Arc<dyn ControllerFactory>,
+    pub(crate) session_key: Option<SessionKey>,
 }
 
 impl ConnectionConfig {
@@ -172,6 +174,20 @@ impl ConnectionConfig {
         self
     }
 
+    /// Protect every packet after the handshake with this session key (both sides must hold
+    /// it; see `crate::protect`). Required, not offered: plaintext from the peer is refused,
+    /// so a peer without the key (a libudt 4.11 one included) cannot exchange data with this
+    /// side. Default: none (plain UDT4).
+    pub fn session_key(&mut self, key: Option<SessionKey>) -> &mut Self {
+        self.session_key = key;
+        self
+    }
+
+    /// Whether packets are protected (a session key is set).
+    pub fn is_protected(&self) -> bool {
+        self.session_key.is_some()
+    }
+
     /// The data mode.
     pub fn mode_value(&self) -> Mode {
         self.mode
@@ -222,9 +238,10 @@ impl ConnectionConfig {
         &self.controller
     }
 
-    /// Payload bytes per data packet at this MSS.
+    /// Payload bytes per data packet at this MSS (less the protection overhead when
+    /// protected).
     pub fn payload_size(&self) -> usize {
-        (self.mss - IP_UDP_OVERHEAD - UDT_HEADER) as usize
+        payload_size(self.mss, self.is_protected())
     }
 
     /// The flow window this side advertises: min(receive buffer, UDT_FC).
@@ -260,6 +277,7 @@ impl Default for ConnectionConfig {
             connect_timeout: None,
             periodic_nak: true,
             controller: Arc::new(NativeFactory::default()),
+            session_key: None,
         }
     }
 }
@@ -276,8 +294,20 @@ impl fmt::Debug for ConnectionConfig {
             .field("max_bandwidth", &self.max_bandwidth)
             .field("rendezvous", &self.rendezvous)
             .field("controller", &self.controller.name())
+            .field("protected", &self.session_key.is_some())
             .finish()
     }
+}
+
+/// Payload bytes per data packet of a connection running at `mss`: what is left after the
+/// IP/UDP and UDT headers and, if `protected`, the counter and tag.
+pub(crate) fn payload_size(mss: u32, protected: bool) -> usize {
+    let overhead = if protected {
+        crate::protect::OVERHEAD
+    } else {
+        0
+    };
+    (mss - IP_UDP_OVERHEAD - UDT_HEADER) as usize - overhead
 }
 
 fn check(option: &'static str, value: u64, min: u64, max: u64) -> Result<(), ConfigError> {

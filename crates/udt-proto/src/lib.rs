@@ -16,6 +16,7 @@ pub mod congestion;
 pub mod connection;
 pub mod drive;
 pub mod endpoint;
+pub mod protect;
 pub mod seq;
 pub mod stats;
 pub mod time;
@@ -55,6 +56,7 @@ pub use connection::{
 };
 pub use drive::{Driven, Route, Sink, VecSink};
 pub use endpoint::{ConnectError, Endpoint, EndpointStats, Incoming};
+pub use protect::SessionKey;
 pub use seq::{AckNumber, MsgNumber, SeqNumber, SocketId};
 pub use stats::{ConnectionStats, PathStats};
 pub use time::Instant;

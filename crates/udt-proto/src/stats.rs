@@ -52,6 +52,8 @@ pub struct ConnectionStats {
     pub malformed: MalformedCounters,
     /// Datagrams from an address other than the peer's.
     pub wrong_source: u64,
+    /// Packets a protected connection dropped, by reason (all zero without protection).
+    pub protection: crate::connection::ProtectionStats,
     /// Time the sender had data outstanding (usSndDurationTotal).
     pub send_duration: Duration,
 }
@@ -90,6 +92,7 @@ impl ConnectionStats {
             timeouts: self.timeouts.saturating_sub(earlier.timeouts),
             malformed: self.malformed.since(&earlier.malformed),
             wrong_source: self.wrong_source.saturating_sub(earlier.wrong_source),
+            protection: self.protection.since(&earlier.protection),
             send_duration: self.send_duration.saturating_sub(earlier.send_duration),
         }
     }

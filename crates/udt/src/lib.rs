@@ -71,5 +71,6 @@ pub use poller::{PollEvent, Poller, Ready, Source, Token};
 pub use sys::{BufferSize, SocketInfo};
 pub use udt_proto::wire::Capabilities;
 pub use udt_proto::{
-    ConfigError, ConnectionConfig, ConnectionError, ConnectionStats, Mode, PathStats, State,
+    ConfigError, ConnectionConfig, ConnectionError, ConnectionStats, Mode, PathStats, SessionKey,
+    State,
 };

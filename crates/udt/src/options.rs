@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use udt_proto::config::{IP_UDP_OVERHEAD, UDT_HEADER};
 use udt_proto::congestion::{ControllerFactory, FixedRateFactory, ModelFactory, NativeFactory};
-use udt_proto::{ConfigError, ConnectionConfig, Mode};
+use udt_proto::{ConfigError, ConnectionConfig, Mode, SessionKey};
 
 use crate::sys::UdpOptions;
 
@@ -371,6 +371,20 @@ impl SocketOptions {
     pub fn set_connect_timeout(&mut self, timeout: Duration) -> &mut Self {
         self.config.connect_timeout(timeout);
         self
+    }
+
+    /// Protect every packet after the handshake with this session key (AES-256-GCM; both
+    /// sides must hold the same key, e.g. handed over SSH). Not a UDT4 option: a protected
+    /// socket refuses plaintext, so it cannot exchange data with a libudt 4.11 peer or any
+    /// peer without the key; such a connection ends with `AuthenticationFailed`.
+    pub fn set_session_key(&mut self, key: Option<SessionKey>) -> &mut Self {
+        self.config.session_key(key);
+        self
+    }
+
+    /// Whether a session key is set.
+    pub fn is_protected(&self) -> bool {
+        self.config.is_protected()
     }
 
     /// The protocol configuration, for options `udt_proto` has that UDT4 does not.

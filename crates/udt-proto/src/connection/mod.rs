@@ -21,6 +21,7 @@
 
 mod control;
 mod extension;
+mod protected;
 mod recv;
 mod send;
 mod state;
@@ -30,10 +31,11 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+pub use protected::ProtectionStats;
 pub use state::{ConnectionError, Event, RecvError, SendError, State};
 
 use crate::ack_history::AckHistory;
-use crate::config::{ConnectionConfig, Mode, IP_UDP_OVERHEAD, UDT_HEADER};
+use crate::config::{self, ConnectionConfig, Mode};
 use crate::congestion::{Controller, ControllerInit, SYN};
 use crate::estimate::{ArrivalSpeed, LinkCapacity, PeerRates, RttEstimator};
 use crate::handshake::{Connector, Negotiated};
@@ -110,6 +112,12 @@ pub struct Connection {
     stats: ConnectionStats,
     /// The capability exchange (`extension.rs`).
     ext: extension::ExtensionState,
+    /// Packet protection once connected, if a session key is configured (`protected.rs`).
+    protection: Option<Box<crate::protect::Protection>>,
+    /// When protection started (the peer's proof deadline counts from here).
+    protected_since: Instant,
+    /// Where protected packets are opened (kept to avoid an allocation per packet).
+    open_buf: Vec<u8>,
 }
 
 /// Sender-side state (4.11 names in the comments).
@@ -222,6 +230,8 @@ impl Connection {
         };
         conn.establish(now, negotiated);
         conn.queue_server_response(request, conn.config.advertised_window());
+        // After the response, so that the caller is connected when the proof arrives.
+        conn.prove_key();
         conn
     }
 
@@ -296,6 +306,9 @@ impl Connection {
             events: VecDeque::new(),
             stats: ConnectionStats::default(),
             ext: extension::ExtensionState::default(),
+            protection: None,
+            protected_since: now,
+            open_buf: Vec::new(),
             config,
         }
     }
@@ -304,7 +317,8 @@ impl Connection {
     fn establish(&mut self, now: Instant, n: Negotiated) {
         self.peer_id = n.peer_id;
         self.mss = n.mss;
-        self.payload_size = (n.mss - IP_UDP_OVERHEAD - UDT_HEADER) as usize;
+        self.payload_size = config::payload_size(n.mss, self.config.is_protected());
+        self.start_protection(now, n.send_isn, n.recv_isn);
         self.send_isn = n.send_isn;
         self.snd.buffer = SendBuffer::new(self.payload_size, self.config.send_buffer_pkts);
         self.snd.buffer.set_base(n.send_isn);
@@ -348,12 +362,27 @@ impl Connection {
 
     // ----- inputs -----
 
-    /// Process one datagram from `remote` that the endpoint routed to this connection.
+    /// Process one datagram from `remote` that the endpoint routed to this connection. With
+    /// protection on, it is authenticated and decrypted before anything else looks at it.
     pub fn handle_datagram(&mut self, now: Instant, remote: SocketAddr, data: &[u8]) {
         if remote != self.remote {
             self.stats.wrong_source += 1;
             return;
         }
+        if !self.allowed_before_protection(data) && self.protection.is_none() {
+            self.stats.protection.plaintext += 1;
+            return;
+        }
+        let mut opened = std::mem::take(&mut self.open_buf);
+        if self.open_datagram(now, data, &mut opened) {
+            let packet = if opened.is_empty() { data } else { &opened[..] };
+            self.handle_authentic(now, packet);
+        }
+        self.open_buf = opened;
+    }
+
+    /// A datagram from the peer that is plaintext by design or has authenticated.
+    fn handle_authentic(&mut self, now: Instant, data: &[u8]) {
         let packet = match Packet::parse(data) {
             Ok(p) => p,
             Err(e) => {
@@ -389,7 +418,11 @@ impl Connection {
     /// caller announces itself with a keep-alive so an udt server need not wait.
     fn hold_first_data(&mut self, now: Instant) {
         match self.role {
-            Role::Server | Role::Rendezvous => self.snd.hold_until = Some(now + STARTUP_HOLD),
+            Role::Server => self.snd.hold_until = Some(now + STARTUP_HOLD),
+            Role::Rendezvous => {
+                self.snd.hold_until = Some(now + STARTUP_HOLD);
+                self.prove_key();
+            }
             Role::Caller => {
                 self.control_out.push_back(ControlBody::KeepAlive);
             }
@@ -405,6 +438,7 @@ impl Connection {
             self.handshake_timer(now);
             return;
         }
+        self.give_up_on_unproved_peer(now);
         if self.timers.is_due(Timer::Ack, now) {
             self.ack_timer(now);
         }
@@ -423,20 +457,32 @@ impl Connection {
 
     // ----- outputs -----
 
-    /// Append the next datagram to send to `buf`, if any is due at `now`.
+    /// Append the next datagram to send to `buf`, if any is due at `now` (sealed, if
+    /// protection is on).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
-        let start = buf.len();
-        if let Some(body) = self.control_out.pop_front() {
-            self.emit_control(body, buf);
-        } else if let Some(body) = self.poll_announcement() {
-            self.emit_control(body, buf);
-        } else if !self.poll_data(now, buf) {
-            return None;
+        loop {
+            let start = buf.len();
+            let handshake = if let Some(body) = self.control_out.pop_front() {
+                let handshake = matches!(body, ControlBody::Handshake(_));
+                self.emit_control(body, buf);
+                handshake
+            } else if let Some(body) = self.poll_announcement() {
+                self.emit_control(body, buf);
+                false
+            } else if self.poll_data(now, buf) {
+                false
+            } else {
+                return None;
+            };
+            // A packet that cannot be sealed (its direction's counters are used up) is not
+            // sent; the next one is tried.
+            if self.seal_transmit(buf, start, handshake) {
+                return Some(Transmit {
+                    destination: self.remote,
+                    size: buf.len() - start,
+                });
+            }
         }
-        Some(Transmit {
-            destination: self.remote,
-            size: buf.len() - start,
-        })
     }
 
     /// When `handle_timeout` (or `poll_transmit`, for paced data) must next be called.

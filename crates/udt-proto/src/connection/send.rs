@@ -16,7 +16,10 @@ use crate::wire::{Boundary, ControlBody, DataRepr, Packet};
 impl Connection {
     /// Emit the next data packet into `buf` if one is due; false if none is.
     pub(super) fn poll_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
-        if !matches!(self.state, State::Connected | State::Closing) || now < self.earliest_send() {
+        if !matches!(self.state, State::Connected | State::Closing)
+            || self.awaiting_peer_proof()
+            || now < self.earliest_send()
+        {
             return false;
         }
         if let Some(seq) = self.next_retransmission(now) {
@@ -37,7 +40,7 @@ impl Connection {
 
     /// When the next data packet may go, if there is one to send.
     pub(super) fn next_send_time(&self) -> Option<Instant> {
-        if !matches!(self.state, State::Connected | State::Closing) {
+        if !matches!(self.state, State::Connected | State::Closing) || self.awaiting_peer_proof() {
             return None;
         }
         let has_new = self.snd.buffer.unsent().is_some() && self.window_open();

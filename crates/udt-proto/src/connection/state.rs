@@ -55,6 +55,13 @@ pub enum ConnectionError {
     /// We closed the connection.
     #[error("connection closed locally")]
     LocallyClosed,
+    /// Packet protection is on and the peer never proved the session key: packets came from
+    /// its address for 3 s after connecting, none of them authenticated (another key, or a
+    /// peer without protection such as libudt 4.11). Our own; 4.11 has no protection.
+    #[error(
+        "the peer did not prove the session key (a different key, or not a protected udt peer)"
+    )]
+    AuthenticationFailed,
     /// `close` gave up waiting for unsent data to be acknowledged.
     #[error("linger time ran out with data unacknowledged")]
     LingerTimeout,
@@ -125,7 +132,7 @@ impl ConnectionError {
         match self {
             Self::Refused | Self::NoListener => K::ConnectionRefused,
             Self::ConnectTimeout | Self::LingerTimeout => K::TimedOut,
-            Self::SecurityCheck => K::PermissionDenied,
+            Self::SecurityCheck | Self::AuthenticationFailed => K::PermissionDenied,
             Self::PeerLost | Self::PeerUnreachable => K::ConnectionReset,
             Self::ProtocolViolation(_) => K::InvalidData,
             Self::PeerError(_) => K::ConnectionAborted,

@@ -5,6 +5,7 @@
 
 mod congestion_close;
 mod extensions;
+mod protection;
 mod sim;
 mod throughput;
 mod unreachable;

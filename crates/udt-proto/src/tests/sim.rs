@@ -57,7 +57,13 @@ pub(crate) struct Sim {
     /// The longest control-packet and event queues any connection held when it was about to
     /// be driven (what piled up between two drives): the bounded-queue checks.
     pub(crate) max_queues: (usize, usize),
+    /// An on-path attacker just before delivery: given the destination node and a datagram,
+    /// returns what arrives instead (the datagram, changed, dropped, or with others added).
+    pub(crate) interceptor: Option<Interceptor>,
 }
+
+/// See [`Sim::interceptor`].
+pub(crate) type Interceptor = Box<dyn FnMut(usize, Vec<u8>) -> Vec<Vec<u8>>>;
 
 impl Sim {
     pub(crate) fn new() -> Self {
@@ -70,6 +76,7 @@ impl Sim {
             datagrams: 0,
             app_wake: None,
             max_queues: (0, 0),
+            interceptor: None,
         }
     }
 
@@ -211,7 +218,14 @@ impl Sim {
                     data,
                 );
             }
-            None => self.arrive(hop.src, hop.dst, &data),
+            None => match &mut self.interceptor {
+                Some(intercept) => {
+                    for datagram in intercept(hop.dst, data) {
+                        self.arrive(hop.src, hop.dst, &datagram);
+                    }
+                }
+                None => self.arrive(hop.src, hop.dst, &data),
+            },
         }
     }
 

@@ -219,6 +219,12 @@ pub fn peek_dst_socket(buf: &[u8]) -> Option<SocketId> {
     Header::new_checked(buf).ok().map(|header| header.dst())
 }
 
+/// Whether a datagram is a handshake (a control packet of type 0), judged by its first word;
+/// false for anything shorter than the header.
+pub fn is_handshake(buf: &[u8]) -> bool {
+    buf.len() >= HEADER_LEN && buf[0] == 0x80 && buf[1] == 0
+}
+
 /// Whether a datagram is a control packet (flag bit set); `None` if it is shorter than the
 /// header.
 pub fn is_control(buf: &[u8]) -> Option<bool> {

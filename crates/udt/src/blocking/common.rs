@@ -121,6 +121,12 @@ macro_rules! common_socket_methods {
                 self.socket.stats()
             }
 
+            /// Whether the peer has proved the session key (a packet from it authenticated).
+            /// Always false without a session key.
+            pub fn is_peer_authenticated(&self) -> bool {
+                self.socket.is_peer_authenticated()
+            }
+
             /// Instantaneous path state: RTT, windows, sending period, rates.
             pub fn path_stats(&self) -> udt_proto::PathStats {
                 self.socket.path_stats()

@@ -256,6 +256,10 @@ impl Socket {
         self.conn.lock().conn.path_stats()
     }
 
+    pub(crate) fn is_peer_authenticated(&self) -> bool {
+        self.conn.lock().conn.is_peer_authenticated()
+    }
+
     pub(crate) fn peer_extensions(&self) -> Option<udt_proto::wire::Capabilities> {
         self.conn.lock().conn.peer_extensions()
     }

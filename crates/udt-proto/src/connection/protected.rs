@@ -1,0 +1,155 @@
+//! The connection's side of packet protection (`crate::protect`): when it starts, what is
+//! opened before parsing, what is sealed after emitting, and when a peer that never proves
+//! the key is given up on.
+//!
+//! Order matters for "authenticate before acting": [`Connection::open_datagram`] runs before
+//! anything of a packet is parsed or counted as a sign of life, so a forged packet cannot
+//! reset the EXP timer, acknowledge data, or close the connection.
+
+use std::time::Duration;
+
+use super::{Connection, ConnectionError, State};
+use crate::protect::{Opened, Protection, Refused};
+use crate::seq::SeqNumber;
+use crate::time::Instant;
+use crate::wire::ControlBody;
+
+/// A peer that has not proved the key this long after connecting, while packets that fail to
+/// authenticate keep arriving from its address, is given up on: it has another key, or is
+/// not a protected udt peer (a libudt 4.11 one). Long enough that an attacker cannot cut a
+/// connection short by racing forged packets ahead of the genuine peer's first ones.
+const PROOF_DEADLINE: Duration = Duration::from_secs(3);
+/// Refused packets needed before the deadline counts (a lone stray packet does not).
+const PROOF_FAILURES: u64 = 2;
+
+/// Protection counters, in [`crate::ConnectionStats`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ProtectionStats {
+    /// Packets whose tag did not verify (forged, tampered, or under another key): dropped.
+    pub forged: u64,
+    /// Packets whose counter was seen before or is older than the replay window: dropped.
+    pub replayed: u64,
+    /// Unprotected packets (other than handshakes) on a protected connection: dropped.
+    pub plaintext: u64,
+    /// Protected packets too short to hold a counter and a tag: dropped.
+    pub truncated: u64,
+}
+
+impl ProtectionStats {
+    /// The counts accumulated since `earlier` (zeros rather than wrapping).
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            forged: self.forged.saturating_sub(earlier.forged),
+            replayed: self.replayed.saturating_sub(earlier.replayed),
+            plaintext: self.plaintext.saturating_sub(earlier.plaintext),
+            truncated: self.truncated.saturating_sub(earlier.truncated),
+        }
+    }
+
+    fn record(&mut self, refused: Refused) {
+        match refused {
+            Refused::Forged => self.forged += 1,
+            Refused::Replayed => self.replayed += 1,
+            Refused::Plaintext => self.plaintext += 1,
+            Refused::Truncated => self.truncated += 1,
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.forged + self.replayed + self.plaintext + self.truncated
+    }
+}
+
+impl Connection {
+    /// Start protecting, if configured, once the handshake has fixed both sides' ids and ISNs.
+    pub(super) fn start_protection(
+        &mut self,
+        now: Instant,
+        send_isn: SeqNumber,
+        recv_isn: SeqNumber,
+    ) {
+        let Some(key) = &self.config.session_key else {
+            return;
+        };
+        let protection = Protection::new(key, self.local_id, self.peer_id, send_isn, recv_isn);
+        self.protection = Some(Box::new(protection));
+        self.protected_since = now;
+    }
+
+    /// Prove the key to the peer at once, with a protected keep-alive: it holds its data until
+    /// it has heard an authentic packet from us. (A caller sends its keep-alive anyway.)
+    pub(super) fn prove_key(&mut self) {
+        if self.protection.is_some() {
+            self.control_out.push_back(ControlBody::KeepAlive);
+        }
+    }
+
+    /// Whether the peer has proved the session key: a packet from it authenticated. Always
+    /// false without protection. A protected side delivers nothing before this.
+    pub fn is_peer_authenticated(&self) -> bool {
+        self.protection.as_ref().is_some_and(|p| p.peer_proved())
+    }
+
+    /// Whether this side holds its data because the peer has not proved the key yet (so a
+    /// peer without it, such as libudt 4.11, never receives encrypted payload).
+    pub(super) fn awaiting_peer_proof(&self) -> bool {
+        self.protection.as_ref().is_some_and(|p| !p.peer_proved())
+    }
+
+    /// Whether a datagram may be handled before protection starts (while connecting): with
+    /// a session key configured, only handshakes.
+    pub(super) fn allowed_before_protection(&self, data: &[u8]) -> bool {
+        !self.config.is_protected() || crate::wire::is_handshake(data)
+    }
+
+    /// Authenticate and decrypt `data` into `out` if protection is on. Returns false if the
+    /// packet must be dropped (it is counted); true with `out` holding the packet (or left
+    /// empty, meaning "use `data` as it is": no protection, or a handshake).
+    pub(super) fn open_datagram(&mut self, now: Instant, data: &[u8], out: &mut Vec<u8>) -> bool {
+        out.clear();
+        let Some(protection) = &mut self.protection else {
+            return true;
+        };
+        match protection.open(data, out) {
+            Ok(Opened::Packet) => true,
+            Ok(Opened::Handshake) => {
+                out.clear();
+                true
+            }
+            Err(refused) => {
+                self.stats.protection.record(refused);
+                self.give_up_on_unproved_peer(now);
+                false
+            }
+        }
+    }
+
+    /// Seal the packet just emitted at `buf[start..]` if protection is on (handshakes stay
+    /// plaintext). False if it could not be sealed and was removed.
+    pub(super) fn seal_transmit(
+        &mut self,
+        buf: &mut Vec<u8>,
+        start: usize,
+        handshake: bool,
+    ) -> bool {
+        match &mut self.protection {
+            Some(protection) if !handshake => protection.seal(buf, start),
+            _ => true,
+        }
+    }
+
+    /// The peer never proved the key, refused packets keep coming from it, and the deadline
+    /// has passed: end with [`ConnectionError::AuthenticationFailed`] instead of waiting for
+    /// the peer to be declared lost.
+    /// Checked on every refused packet and every timeout.
+    pub(super) fn give_up_on_unproved_peer(&mut self, now: Instant) {
+        let unproved = self.awaiting_peer_proof();
+        if unproved
+            && self.state != State::Closed
+            && self.stats.protection.total() >= PROOF_FAILURES
+            && now.saturating_duration_since(self.protected_since) >= PROOF_DEADLINE
+        {
+            self.finish_close(Some(ConnectionError::AuthenticationFailed));
+        }
+    }
+}
