@@ -165,7 +165,7 @@ fn a_tampering_relay_cannot_corrupt_a_protected_stream() {
 #[test]
 fn the_same_relay_corrupts_an_unprotected_stream() {
     let (got, tampered, _) = through_relay(None, 32 << 20);
-    assert!(tampered > 100);
+    assert!(tampered > 0);
     let err = got.expect_err("tampering went unnoticed");
     assert_eq!(err.kind(), ErrorKind::InvalidData, "{err}");
 }

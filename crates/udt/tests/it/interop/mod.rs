@@ -13,6 +13,7 @@
 mod classic;
 mod killed;
 mod message;
+mod protected;
 mod relay;
 mod shared_port;
 mod stream;
