@@ -21,7 +21,7 @@ mod support;
 mod tests;
 
 pub use congestion_ops::congestion_ops;
-pub use connection::connection;
+pub use connection::{connection, protected_connection};
 pub use handshake::handshake;
 pub use mux_input::mux_input;
 pub use nak_loss_list::nak_loss_list;

@@ -5,6 +5,7 @@
 //! ```text
 //! bench_peer udt|tcp recv [--port P]                      # {"event":"listening","port":P}
 //! bench_peer udt|tcp send --connect HOST:PORT --seconds S  # memory to memory for S seconds
+//!   (udt: --key HEX on both ends protects every packet with that 64-hex-digit session key)
 //! bench_peer udt small [--bytes N] [--reps R]              # N-byte transfer time, both ends here
 //! ```
 //! The sender's time runs from its first write until everything is acknowledged (`flush`
@@ -15,7 +16,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use udt::{UdtListener, UdtStream};
+use udt::{SessionKey, SocketOptions, UdtListener, UdtStream};
 
 /// Kernel socket buffer size asked for TCP (the kernel may cap it at net.core.*mem_max).
 const TCP_BUFFER: usize = 8 << 20;
@@ -39,9 +40,15 @@ fn main() -> io::Result<()> {
             .and_then(|a| a.parse().ok())
             .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "need --connect"))
     };
+    let mut options = SocketOptions::default();
+    if let Some(hex) = arg("--key") {
+        let key = SessionKey::from_hex(&hex)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        options.set_session_key(Some(key));
+    }
     match (proto, role) {
-        ("udt", "recv") => udt_recv(port),
-        ("udt", "send") => udt_send(connect()?, seconds),
+        ("udt", "recv") => udt_recv(port, options),
+        ("udt", "send") => udt_send(connect()?, seconds, options),
         ("udt", "small") => udt_small(
             arg("--bytes")
                 .and_then(|s| s.parse().ok())
@@ -108,8 +115,8 @@ fn blast(mut w: impl Write, seconds: f64) -> io::Result<u64> {
     Ok(sent)
 }
 
-fn udt_recv(port: u16) -> io::Result<()> {
-    let l = UdtListener::bind(("127.0.0.1", port))?;
+fn udt_recv(port: u16, options: SocketOptions) -> io::Result<()> {
+    let l = UdtListener::bind_with(("127.0.0.1", port), options)?;
     listening(l.local_addr()?.port());
     let (s, _) = l.accept()?;
     let (bytes, took) = drain(&s)?;
@@ -117,8 +124,8 @@ fn udt_recv(port: u16) -> io::Result<()> {
     Ok(())
 }
 
-fn udt_send(addr: SocketAddr, seconds: f64) -> io::Result<()> {
-    let mut s = UdtStream::connect(addr)?;
+fn udt_send(addr: SocketAddr, seconds: f64, options: SocketOptions) -> io::Result<()> {
+    let mut s = UdtStream::connect_with(addr, options)?;
     let start = Instant::now();
     let sent = blast(&s, seconds)?;
     s.flush()?;

@@ -13,6 +13,10 @@
 //! while no forged or mutated datagram reached a connection, every byte the application
 //! reads is exactly the byte the peer wrote at that stream offset (reliable, ordered, no
 //! duplication).
+//!
+//! [`protected_connection`] runs the same operations on a pair with packet protection on
+//! (the decryption path): there forged and mutated datagrams must never matter, so the
+//! byte check runs always, whatever reached the connections.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -24,6 +28,7 @@ use crate::config::ConnectionConfig;
 use crate::connection::{Connection, State};
 use crate::drive::Route;
 use crate::endpoint::Endpoint;
+use crate::protect::SessionKey;
 use crate::seq::SocketId;
 use crate::time::Instant;
 use crate::wire::HEADER_LEN;
@@ -38,8 +43,18 @@ const MAX_CONNS: usize = 4;
 /// Runs the operations encoded in `data` against a connected pair; panics on a violated
 /// invariant.
 pub fn connection(data: &[u8]) {
+    run(data, None);
+}
+
+/// As [`connection`], with both sides protected by one session key: no forged, mutated or
+/// replayed datagram may change a byte the application reads.
+pub fn protected_connection(data: &[u8]) {
+    run(data, Some(SessionKey::from_bytes([0x42; 32])));
+}
+
+fn run(data: &[u8], key: Option<SessionKey>) {
     let mut input = Input::new(data);
-    let mut world = World::new(u64::from(input.u16()));
+    let mut world = World::new(u64::from(input.u16()), key);
     for _ in 0..MAX_OPS {
         if input.is_empty() {
             break;
@@ -87,18 +102,22 @@ struct World {
     /// A third party's address, for datagrams from strangers.
     stranger: SocketAddr,
     buf: Vec<u8>,
+    /// Both sides protect their packets: tampering must never taint what is read.
+    protected: bool,
 }
 
 impl World {
-    fn new(seed: u64) -> Self {
+    fn new(seed: u64, key: Option<SessionKey>) -> Self {
+        let mut config = ConnectionConfig::default();
+        config.session_key(key.clone());
         let mut client = Side::new(1, seed);
         let mut server = Side::new(2, seed ^ 0x5EED);
-        server.endpoint.listen(ConnectionConfig::default());
+        server.endpoint.listen(config.clone());
         let now = Instant::from_micros(1_000_000);
         // Cannot fail: the client endpoint is fresh and the config is not rendezvous.
         let conn = client
             .endpoint
-            .connect(now, server.addr, ConnectionConfig::default())
+            .connect(now, server.addr, config)
             .expect("first connect on a fresh endpoint cannot fail");
         client.main = conn.local_id();
         client.conns.insert(client.main, conn);
@@ -107,6 +126,7 @@ impl World {
             sides: [client, server],
             stranger: SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 9)), 9000),
             buf: Vec::with_capacity(2048),
+            protected: key.is_some(),
         };
         world.settle(100);
         let client_state = world.sides[0].conns[&world.sides[0].main].state();
@@ -214,6 +234,7 @@ impl World {
     fn receive(&mut self, side: usize, from: SocketAddr, datagram: &[u8], genuine: bool) {
         let now = self.now;
         let peer = self.sides[1 - side].addr;
+        let genuine = genuine || self.protected;
         let me = &mut self.sides[side];
         let room = me.conns.len() < MAX_CONNS;
         let mut sink = CheckedSink::new(&mut self.buf, None);
@@ -421,23 +442,40 @@ fn read_checked(
 mod tests {
     use super::*;
 
-    /// The harness itself works: with no interference a write arrives intact, both ways.
+    /// The harness itself works: with no interference a write arrives intact, both ways,
+    /// with and without protection.
     #[test]
     fn perfect_network_transfers_both_ways() {
-        let mut world = World::new(7);
-        world.write(0, 15_000);
-        world.write(1, 3_000);
-        world.pump_all();
-        world.settle(200);
-        assert_eq!(world.sides[1].read, 15_000);
-        assert_eq!(world.sides[0].read, 3_000);
-        assert!(!world.sides[0].tainted && !world.sides[1].tainted);
+        for key in [None, Some(SessionKey::from_bytes([1; 32]))] {
+            let mut world = World::new(7, key);
+            world.write(0, 15_000);
+            world.write(1, 3_000);
+            world.pump_all();
+            world.settle(200);
+            assert_eq!(world.sides[1].read, 15_000);
+            assert_eq!(world.sides[0].read, 3_000);
+            assert!(!world.sides[0].tainted && !world.sides[1].tainted);
+        }
+    }
+
+    /// With protection, a mutated datagram in flight is refused and repaired like a loss,
+    /// and the bytes read stay checked.
+    #[test]
+    fn protected_pair_shrugs_off_mutation() {
+        let mut world = World::new(9, Some(SessionKey::from_bytes([2; 32])));
+        world.write(0, 30_000);
+        world.advance(Duration::from_millis(1));
+        let ops = [3u8, 40, 200, 7, 1, 0, 0];
+        world.mutate_next(1, &mut Input::new(&ops));
+        world.settle(500);
+        assert_eq!(world.sides[1].read, 30_000);
+        assert!(!world.sides[1].tainted);
     }
 
     /// Drops in flight are repaired by the protocol.
     #[test]
     fn dropped_datagrams_are_recovered() {
-        let mut world = World::new(8);
+        let mut world = World::new(8, None);
         world.write(0, 50_000);
         // Paced: the first packets leave over the next few microseconds.
         world.advance(Duration::from_millis(1));

@@ -96,9 +96,10 @@ proptest! {
 fn seed_corpora_replay() {
     let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
     type Body = fn(&[u8]);
-    let bodies: [(&str, Body); 6] = [
+    let bodies: [(&str, Body); 7] = [
         ("mux_input", mux_input),
         ("connection", connection),
+        ("protected_connection", protected_connection),
         ("handshake", handshake),
         ("wire_packet", wire_packet),
         ("nak_loss_list", nak_loss_list),
@@ -153,6 +154,13 @@ proptest! {
     #[test]
     fn connection_on_random_bytes(data in vec(any::<u8>(), 0..1_000)) {
         connection(&data);
+    }
+
+    #[test]
+    fn protected_connection_on_structured_ops(seed: u16, ops in vec(connection_op(), 0..80)) {
+        let mut data = seed.to_le_bytes().to_vec();
+        data.extend(ops.concat());
+        protected_connection(&data);
     }
 
     #[test]

@@ -16,16 +16,16 @@
 //! state), and a connection only answers them with its own handshake.
 //!
 //! # Rules (`shared/security.md`)
-//! - **Nonces never repeat.** Each direction has its own keys ([`keys`]); within a direction
+//! - **Nonces never repeat.** Each direction has its own keys (`keys.rs`); within a direction
 //!   the nonce is a 64-bit counter that grows by one per packet sent, whatever the packet
 //!   (a retransmission is a new packet with a new counter), so neither the 31-bit sequence
 //!   wrap nor a retransmission can repeat one. The counter is carried in the packet.
 //! - **Usage limits.** The key changes every `2^EPOCH_BITS` packets (half of AES-GCM's 2^23
 //!   confidentiality limit, RFC 9001 6.6); a direction stops accepting packets after
 //!   [`INTEGRITY_LIMIT`] failed ones.
-//! - **Authenticate before acting.** [`Protection::open`] checks the tag before anything of
+//! - **Authenticate before acting.** `Protection::open` checks the tag before anything of
 //!   the packet is parsed; a packet that fails is dropped and counted, never fatal.
-//! - **Replay.** A window over authenticated counters ([`replay`]) drops repeats.
+//! - **Replay.** A window over authenticated counters (`replay.rs`) drops repeats.
 //! - **No downgrade.** With a session key configured there is nothing to negotiate: every
 //!   packet but a handshake must be protected, plaintext is refused and counted.
 
