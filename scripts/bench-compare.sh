@@ -30,20 +30,8 @@ cargo build --release -q -p udt --example bench_peer
 (cd "$BASE_TREE" && CARGO_TARGET_DIR="$BASE_TARGET" cargo bench -q -p udt-bench --bench core_sim --no-run)
 cargo bench -q -p udt-bench --bench core_sim --no-run
 
-# One loopback pair: receiver, then sender; each prints one JSON result line.
-pair() {
-  local bp=$1 name=$2 i=$3
-  exec 9>"$LOCK"
-  flock 9
-  "$bp" udt recv >"$OUT/$name.$i.recv" 2>/dev/null &
-  local rpid=$!
-  for _ in $(seq 100); do grep -q listening "$OUT/$name.$i.recv" 2>/dev/null && break; sleep 0.05; done
-  local port
-  port=$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$OUT/$name.$i.recv" | head -1)
-  "$bp" udt send --seconds "$SECS" --connect "127.0.0.1:$port" >"$OUT/$name.$i.send" 2>/dev/null
-  wait "$rpid" || true
-  flock -u 9
-}
+# shellcheck source=lib/pair.sh
+source scripts/lib/pair.sh
 
 # The core_sim bench's own CPU report (criterion's timing part skipped with a tiny filter).
 core_sim() {
@@ -56,43 +44,23 @@ core_sim() {
 }
 
 for i in $(seq "$REPS"); do
-  pair "$BASE_TARGET/release/examples/bench_peer" before "$i"
-  pair "$TARGET/release/examples/bench_peer" after "$i"
-  echo "loopback run $i of $REPS done" >&2
+  before="$BASE_TARGET/release/examples/bench_peer"
+  after="$TARGET/release/examples/bench_peer"
+  pair before "$before udt recv" "$before udt send --seconds $SECS" "$i"
+  pair after "$after udt recv" "$after udt send --seconds $SECS" "$i"
 done
 for i in $(seq 3); do
   core_sim "$BASE_TREE" "$BASE_TARGET" before "$i"
   core_sim "$HERE" "$TARGET" after "$i"
 done
 
-python3 - "$OUT" "$REPS" "$REV" <<'PY'
-import json, os, re, statistics, sys
-out, reps, rev = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-def result(path):
-    for line in open(path) if os.path.exists(path) else []:
-        try:
-            j = json.loads(line)
-        except ValueError:
-            continue
-        if j.get("event") == "result":
-            return j
-    return None
-print(f"loopback, ours -> ours, {reps} alternating runs each (before = {rev}):\n")
-print("| build | goodput Gbit/s (median) | runs | sender CPU-s/GiB | receiver CPU-s/GiB |")
-print("|---|---|---|---|---|")
-for name in ("before", "after"):
-    g, sc, rc = [], [], []
-    for i in range(1, reps + 1):
-        s, r = result(f"{out}/{name}.{i}.send"), result(f"{out}/{name}.{i}.recv")
-        if not s or not r:
-            continue
-        gib = s["bytes"] / 2**30
-        g.append(s["bytes"] * 8 / s["seconds"] / 1e9)
-        sc.append((s["cpu_user"] + s["cpu_sys"]) / gib)
-        rc.append((r["cpu_user"] + r["cpu_sys"]) / gib)
-    if g:
-        print(f"| {name} | {statistics.median(g):.2f} | {', '.join(f'{x:.2f}' for x in g)} "
-              f"| {statistics.median(sc):.2f} | {statistics.median(rc):.2f} |")
+echo "loopback, ours -> ours, $REPS alternating runs each (before = $REV):"
+echo
+python3 scripts/lib/pair_table.py "$OUT" "$REPS" "before=before ($REV)" after --ratio before after
+echo
+python3 - "$OUT" <<'PY'
+import os, re, statistics, sys
+out = sys.argv[1]
 print("\nsimulated core transfer (core_sim, 3 runs each; virtual results must match exactly):\n")
 print("| case | build | virtual s | datagrams | retransmitted | sim GiB per CPU-s (median) |")
 print("|---|---|---|---|---|---|")

@@ -30,21 +30,8 @@ make -s -C interop INTEROP_OUT="$TARGET/interop"
 BP="$TARGET/release/examples/bench_peer"
 PEERS="$TARGET/interop"
 
-# pair NAME 'RECEIVER CMD' 'SENDER CMD (gets --connect 127.0.0.1:PORT appended)'
-pair() {
-  local name=$1 recv=$2 send=$3 i=$4
-  exec 9>"$LOCK"
-  flock 9
-  $recv >"$OUT/$name.$i.recv" 2>/dev/null &
-  local rpid=$!
-  for _ in $(seq 100); do grep -q listening "$OUT/$name.$i.recv" 2>/dev/null && break; sleep 0.05; done
-  local port
-  port=$(sed -n 's/.*"port":\([0-9]*\).*/\1/p' "$OUT/$name.$i.recv" | head -1)
-  $send --connect "127.0.0.1:$port" >"$OUT/$name.$i.send" 2>/dev/null
-  wait "$rpid" || true
-  flock -u 9
-  echo "$name run $i: $(grep result "$OUT/$name.$i.send" | head -c 300)" >&2
-}
+# shellcheck source=lib/pair.sh
+source scripts/lib/pair.sh
 
 for i in $(seq "$REPS"); do
   [ "$SMALL_ONLY" = 1 ] && break
@@ -70,35 +57,14 @@ for bytes in 1048576 1456; do
 done
 flock -u 9
 
+python3 scripts/lib/pair_table.py "$OUT" "$REPS" "ours=ours -> ours" \
+  "plain=ours -> ours, no GSO/GRO" "libudt=libudt -> libudt" "tcp=kernel TCP"
+echo
 python3 - "$OUT" "$REPS" <<'PY'
-import glob, json, os, statistics, sys
+import glob, json, statistics, sys
+sys.path.insert(0, "scripts/lib")
+from pair_table import result
 out, reps = sys.argv[1], int(sys.argv[2])
-def result(path):
-    if not os.path.exists(path):  # --small-only: no big-transfer runs
-        return None
-    for line in open(path):
-        j = json.loads(line)
-        if j.get("event") == "result":
-            return j
-    return None
-print(f"| pair | goodput Gbit/s | sender CPU-s/GiB | receiver CPU-s/GiB | runs |")
-print(f"|---|---|---|---|---|")
-for name, label in [("ours", "ours -> ours"), ("plain", "ours -> ours, no GSO/GRO"),
-                    ("libudt", "libudt -> libudt"), ("tcp", "kernel TCP")]:
-    g, sc, rc = [], [], []
-    for i in range(1, reps + 1):
-        s, r = result(f"{out}/{name}.{i}.send"), result(f"{out}/{name}.{i}.recv")
-        if not s or not r:
-            continue
-        gib = s["bytes"] / 2**30
-        g.append(s["bytes"] * 8 / s["seconds"] / 1e9)
-        sc.append((s["cpu_user"] + s["cpu_sys"]) / gib)
-        rc.append((r["cpu_user"] + r["cpu_sys"]) / gib)
-    if g:
-        runs = ", ".join(f"{x:.2f}" for x in g)
-        print(f"| {label} | {statistics.median(g):.2f} | {statistics.median(sc):.2f} "
-              f"| {statistics.median(rc):.2f} | {runs} |")
-print()
 for b in (1048576, 1456):
     ours = json.loads(open(f"{out}/small-ours-{b}").read().strip().splitlines()[-1])
     lib = [result(p)["seconds"] * 1e3 for p in glob.glob(f"{out}/small-lib-{b}-*.send") if result(p)]
