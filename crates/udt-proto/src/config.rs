@@ -81,6 +81,7 @@ pub struct ConnectionConfig {
     pub(crate) periodic_nak: bool,
     pub(crate) controller: Arc<dyn ControllerFactory>,
     pub(crate) session_key: Option<SessionKey>,
+    pub(crate) protect_later: bool,
 }
 
 impl ConnectionConfig {
@@ -183,9 +184,22 @@ impl ConnectionConfig {
         self
     }
 
-    /// Whether packets are protected (a session key is set).
+    /// Whether packets are protected from the start (a session key is set).
     pub fn is_protected(&self) -> bool {
         self.session_key.is_some()
+    }
+
+    /// Leave room in every data packet for protection that starts later, once connected
+    /// (`Connection::start_protection`, after a key exchange over the connection itself), so
+    /// that sealed packets still fit the MSS. Not needed with [`Self::session_key`].
+    pub fn protect_later(&mut self, on: bool) -> &mut Self {
+        self.protect_later = on;
+        self
+    }
+
+    /// Whether data packets leave room for protection (now or later).
+    pub fn reserves_protection(&self) -> bool {
+        self.session_key.is_some() || self.protect_later
     }
 
     /// The data mode.
@@ -241,7 +255,7 @@ impl ConnectionConfig {
     /// Payload bytes per data packet at this MSS (less the protection overhead when
     /// protected).
     pub fn payload_size(&self) -> usize {
-        payload_size(self.mss, self.is_protected())
+        payload_size(self.mss, self.reserves_protection())
     }
 
     /// The flow window this side advertises: min(receive buffer, UDT_FC).
@@ -278,6 +292,7 @@ impl Default for ConnectionConfig {
             periodic_nak: true,
             controller: Arc::new(NativeFactory::default()),
             session_key: None,
+            protect_later: false,
         }
     }
 }
@@ -295,6 +310,7 @@ impl fmt::Debug for ConnectionConfig {
             .field("rendezvous", &self.rendezvous)
             .field("controller", &self.controller.name())
             .field("protected", &self.session_key.is_some())
+            .field("protect_later", &self.protect_later)
             .finish()
     }
 }

@@ -17,7 +17,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use udt_proto::{ConnectionError, Instant, RecvError, SendError, State};
+use udt_proto::{ConnectionError, Instant, RecvError, SendError, SessionKey, State};
 
 use crate::mux::{Mux, MuxRef};
 use crate::shared::{ConnShared, ConnState};
@@ -50,6 +50,21 @@ impl<'a> Port<'a> {
     fn poke(self, st: &mut ConnState) {
         self.mux.poke(self.conn, st);
     }
+}
+
+/// Start packet protection now with `key` (after a key exchange over the connection). The
+/// proof it queues is sent at once.
+pub(crate) fn start_protection(
+    st: &mut ConnState,
+    port: Port<'_>,
+    key: &SessionKey,
+) -> io::Result<()> {
+    let now = port.now();
+    st.conn
+        .start_protection(now, key)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    port.poke(st);
+    Ok(())
 }
 
 /// Connect: done once the handshake has ended: `Ok` if connected, the reason otherwise

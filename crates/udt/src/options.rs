@@ -387,6 +387,13 @@ impl SocketOptions {
         self.config.is_protected()
     }
 
+    /// Leave room in each data packet (24 bytes) for protection started later with the
+    /// socket's `start_protection`, once a key has been agreed over the connection.
+    pub fn set_protect_later(&mut self, on: bool) -> &mut Self {
+        self.config.protect_later(on);
+        self
+    }
+
     /// The protocol configuration, for options `udt_proto` has that UDT4 does not.
     pub fn config_mut(&mut self) -> &mut ConnectionConfig {
         &mut self.config

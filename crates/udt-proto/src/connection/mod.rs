@@ -31,7 +31,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-pub use protected::ProtectionStats;
+pub use protected::{ProtectionError, ProtectionStats};
 pub use state::{ConnectionError, Event, RecvError, SendError, State};
 
 use crate::ack_history::AckHistory;
@@ -116,6 +116,8 @@ pub struct Connection {
     protection: Option<Box<crate::protect::Protection>>,
     /// When protection started (the peer's proof deadline counts from here).
     protected_since: Instant,
+    /// The two directions' ISNs, which key the protection (set on connecting).
+    protection_isns: (SeqNumber, SeqNumber),
     /// Where protected packets are opened (kept to avoid an allocation per packet).
     open_buf: Vec<u8>,
 }
@@ -308,6 +310,7 @@ impl Connection {
             ext: extension::ExtensionState::default(),
             protection: None,
             protected_since: now,
+            protection_isns: (isn, isn),
             open_buf: Vec::new(),
             config,
         }
@@ -317,8 +320,8 @@ impl Connection {
     fn establish(&mut self, now: Instant, n: Negotiated) {
         self.peer_id = n.peer_id;
         self.mss = n.mss;
-        self.payload_size = config::payload_size(n.mss, self.config.is_protected());
-        self.start_protection(now, n.send_isn, n.recv_isn);
+        self.payload_size = config::payload_size(n.mss, self.config.reserves_protection());
+        self.protect_on_connect(now, n.send_isn, n.recv_isn);
         self.send_isn = n.send_isn;
         self.snd.buffer = SendBuffer::new(self.payload_size, self.config.send_buffer_pkts);
         self.snd.buffer.set_base(n.send_isn);

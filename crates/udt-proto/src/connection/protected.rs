@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use super::{Connection, ConnectionError, State};
-use crate::protect::{Opened, Protection, Refused};
+use crate::protect::{Opened, Protection, Refused, SessionKey};
 use crate::seq::SeqNumber;
 use crate::time::Instant;
 use crate::wire::ControlBody;
@@ -21,6 +21,21 @@ use crate::wire::ControlBody;
 const PROOF_DEADLINE: Duration = Duration::from_secs(3);
 /// Refused packets needed before the deadline counts (a lone stray packet does not).
 const PROOF_FAILURES: u64 = 2;
+
+/// Why [`Connection::start_protection`] refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ProtectionError {
+    /// The connection was not configured with `ConnectionConfig::protect_later`, so its data
+    /// packets leave no room for the counter and tag.
+    #[error("protection was not reserved when the connection was configured (protect_later)")]
+    NotReserved,
+    /// Protection is already on.
+    #[error("the connection is already protected")]
+    AlreadyProtected,
+    /// Only a connected connection can start protecting.
+    #[error("the connection is not connected")]
+    NotConnected,
+}
 
 /// Protection counters, in [`crate::ConnectionStats`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -62,15 +77,44 @@ impl ProtectionStats {
 
 impl Connection {
     /// Start protecting, if configured, once the handshake has fixed both sides' ids and ISNs.
-    pub(super) fn start_protection(
+    pub(super) fn protect_on_connect(
         &mut self,
         now: Instant,
         send_isn: SeqNumber,
         recv_isn: SeqNumber,
     ) {
-        let Some(key) = &self.config.session_key else {
-            return;
-        };
+        self.protection_isns = (send_isn, recv_isn);
+        if let Some(key) = self.config.session_key.clone() {
+            self.install_protection(now, &key);
+        }
+    }
+
+    /// Start protecting every packet from now on with `key`, on a connection configured with
+    /// `ConnectionConfig::protect_later` (the key came from an exchange over this connection,
+    /// e.g. a Noise handshake in the first stream bytes). Both sides call it when their part
+    /// of the exchange is done; packets still in flight from before are refused as plaintext
+    /// and repaired like losses, and this side holds its data until the peer proves the key.
+    pub fn start_protection(
+        &mut self,
+        now: Instant,
+        key: &SessionKey,
+    ) -> Result<(), ProtectionError> {
+        if !self.config.protect_later {
+            return Err(ProtectionError::NotReserved);
+        }
+        if self.protection.is_some() {
+            return Err(ProtectionError::AlreadyProtected);
+        }
+        if self.state != State::Connected {
+            return Err(ProtectionError::NotConnected);
+        }
+        self.install_protection(now, key);
+        self.prove_key();
+        Ok(())
+    }
+
+    fn install_protection(&mut self, now: Instant, key: &SessionKey) {
+        let (send_isn, recv_isn) = self.protection_isns;
         let protection = Protection::new(key, self.local_id, self.peer_id, send_isn, recv_isn);
         self.protection = Some(Box::new(protection));
         self.protected_since = now;
@@ -110,8 +154,17 @@ impl Connection {
         let Some(protection) = &mut self.protection else {
             return true;
         };
+        let proved_before = protection.peer_proved();
         match protection.open(data, out) {
-            Ok(Opened::Packet) => true,
+            Ok(Opened::Packet) => {
+                if !proved_before {
+                    // Answer the peer's first proof with ours: our own first one may have been
+                    // lost, or (protection started mid-connection) reached it before it
+                    // switched; either way it would hold its data until our next packet.
+                    self.control_out.push_back(ControlBody::KeepAlive);
+                }
+                true
+            }
             Ok(Opened::Handshake) => {
                 out.clear();
                 true

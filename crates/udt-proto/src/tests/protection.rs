@@ -204,3 +204,68 @@ fn a_protected_side_and_a_plain_peer_exchange_no_data() {
     );
     assert!(p.sim.conn(sn, s).stats().protection.forged > 0);
 }
+
+/// Protection started mid-connection (after a key exchange over the stream): the two sides
+/// switch at different moments, with plaintext still in flight, and then an attacker goes
+/// to work; the stream stays byte-exact across the switch.
+#[test]
+fn protection_started_mid_connection_survives_the_switch_and_attacks() {
+    let mut later = ConnectionConfig::default();
+    later.protect_later(true);
+    let mut p = Pair::new(lossy(), lossy(), later.clone(), 25);
+    let (c, s) = p.connect(later);
+    let (cn, sn) = (p.client, p.server);
+    let mut check = StreamCheck::new(24 << 20);
+    let k = key(6);
+    let mut switched = (false, false);
+    let ok = p.sim.run_until(Duration::from_secs(60), |sim| {
+        check.pump(sim, cn, c);
+        check.drain(sim, sn, s);
+        let now = sim.now;
+        // The server switches after 1 MiB arrived, the client 30 ms later: data in flight.
+        if !switched.1 && check.received() >= 1 << 20 {
+            assert_eq!(sim.conn(sn, s).start_protection(now, &k), Ok(()));
+            switched.1 = true;
+            sim.app_wake = Some(now + Duration::from_millis(30));
+        } else if switched.1 && !switched.0 && sim.app_wake.is_some_and(|t| now >= t) {
+            assert_eq!(sim.conn(cn, c).start_protection(now, &k), Ok(()));
+            switched.0 = true;
+            sim.app_wake = None;
+            let mut rng = Pcg64Mcg::seed_from_u64(5);
+            sim.interceptor = Some(Box::new(move |_, mut d: Vec<u8>| {
+                if rng.next_u32() % 50 == 0 {
+                    let at = rng.next_u32() as usize % d.len();
+                    d[at] ^= 0x10;
+                }
+                vec![d]
+            }));
+        }
+        check.done()
+    });
+    assert!(ok, "received {} bytes", check.received());
+    assert!(switched.0 && switched.1);
+    assert!(p.sim.conn(sn, s).is_peer_authenticated());
+    assert!(p.sim.conn(cn, c).is_peer_authenticated());
+    assert!(p.sim.conn(sn, s).stats().protection.forged > 0);
+}
+
+#[test]
+fn start_protection_needs_a_reserved_connected_unprotected_connection() {
+    use crate::connection::ProtectionError;
+    let mut p = Pair::new(lossy(), lossy(), ConnectionConfig::default(), 26);
+    let (c, _) = p.connect(ConnectionConfig::default());
+    let now = p.sim.now;
+    let k = key(7);
+    assert_eq!(
+        p.sim.conn(p.client, c).start_protection(now, &k),
+        Err(ProtectionError::NotReserved)
+    );
+    let mut p = Pair::new(lossy(), lossy(), protected(&k), 27);
+    let mut both = protected(&k);
+    both.protect_later(true);
+    let (c, _) = p.connect(both);
+    assert_eq!(
+        p.sim.conn(p.client, c).start_protection(now, &k),
+        Err(ProtectionError::AlreadyProtected)
+    );
+}

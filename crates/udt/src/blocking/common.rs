@@ -121,6 +121,15 @@ macro_rules! common_socket_methods {
                 self.socket.stats()
             }
 
+            /// Protect every packet from now on with `key`: for a key agreed over this
+            /// connection (a key exchange in its first bytes). The socket must have been
+            /// opened with `SocketOptions::set_protect_later`; both sides call this when their
+            /// part of the exchange is done, and neither delivers more data until the other
+            /// has proved the key.
+            pub fn start_protection(&self, key: &udt_proto::SessionKey) -> std::io::Result<()> {
+                self.socket.start_protection(key)
+            }
+
             /// Whether the peer has proved the session key (a packet from it authenticated).
             /// Always false without a session key.
             pub fn is_peer_authenticated(&self) -> bool {

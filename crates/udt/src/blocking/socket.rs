@@ -256,6 +256,10 @@ impl Socket {
         self.conn.lock().conn.path_stats()
     }
 
+    pub(crate) fn start_protection(&self, key: &udt_proto::SessionKey) -> io::Result<()> {
+        ops::start_protection(&mut self.conn.lock(), self.port(), key)
+    }
+
     pub(crate) fn is_peer_authenticated(&self) -> bool {
         self.conn.lock().conn.is_peer_authenticated()
     }

@@ -211,3 +211,37 @@ fn a_protected_stream_round_trips_and_reports_its_peer_authenticated() {
     assert!(s.is_peer_authenticated());
     sender.join().unwrap();
 }
+
+/// A key agreed over the connection itself: plaintext first (where a key exchange would
+/// run), then both sides start protection and the rest of the stream is protected.
+#[test]
+fn protection_started_after_a_plaintext_exchange() {
+    use std::io::Write;
+    let mut later = SocketOptions::default();
+    later.set_protect_later(true);
+    let listener = UdtListener::bind_with("127.0.0.1:0", later.clone()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let k = key(5);
+    let k2 = k.clone();
+    let client = thread::spawn(move || {
+        let mut c = UdtStream::connect_with(addr, later).unwrap();
+        c.set_read_timeout(Some(PATIENCE)).unwrap();
+        c.write_all(b"hello").unwrap();
+        let mut reply = [0u8; 5];
+        c.read_exact(&mut reply).unwrap();
+        assert_eq!(&reply, b"olleh");
+        c.start_protection(&k2).unwrap();
+        send_pattern(&mut c, 8 << 20, 100_000).unwrap();
+        assert!(c.is_peer_authenticated());
+    });
+    let (mut s, _) = listener.accept().unwrap();
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    let mut hello = [0u8; 5];
+    s.read_exact(&mut hello).unwrap();
+    s.write_all(b"olleh").unwrap();
+    s.flush().unwrap();
+    s.start_protection(&k).unwrap();
+    assert_eq!(recv_pattern(&mut s).unwrap(), 8 << 20);
+    assert!(s.is_peer_authenticated());
+    client.join().unwrap();
+}
