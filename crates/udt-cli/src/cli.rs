@@ -1,4 +1,4 @@
-//! The command line: `udt cp | serve | perf | lab`, one `Args` struct per command in `cmd/`.
+//! The command line: `udt cp | serve | keygen | perf | lab`, one `Args` struct per command in `cmd/`.
 
 use clap::{Parser, Subcommand};
 
@@ -23,6 +23,8 @@ pub enum Command {
     Cp(cmd::cp::Args),
     /// Serve a directory to `udt cp` clients (and classic UDT4 `recvfile` clients).
     Serve(cmd::serve::Args),
+    /// Create this user's key pair for keyed `udt serve` daemons (or show it with --show).
+    Keygen(cmd::keygen::Args),
     /// Measure a path iperf3-style, over UDT or kernel TCP.
     Perf(cmd::perf::Args),
     /// Emulate a wide-area link in network namespaces and run experiments across it.

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod cmd;
 pub mod perf;
+pub mod secure;
 pub mod transfer;
 
 use cli::{Cli, Command};
@@ -15,6 +16,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Cp(args) => cmd::cp::run(args),
         Command::Serve(args) => cmd::serve::run(args),
+        Command::Keygen(args) => cmd::keygen::run(args),
         Command::Perf(args) => cmd::perf::run(args),
         Command::Lab(args) => cmd::lab::run(args),
     }
