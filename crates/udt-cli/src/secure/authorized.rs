@@ -142,7 +142,7 @@ mod tests {
         for (text, want) in [
             ("udt-x25519 zz read-only".to_string(), "line 1"),
             (format!("{} admin", key(1).to_line()), "unknown access"),
-            (format!("{}", key(1).to_line()), "missing access"),
+            (key(1).to_line(), "missing access"),
             (
                 format!("{} read-write:../etc", key(1).to_line()),
                 "sub-directory",
