@@ -27,4 +27,8 @@ pub enum Command {
     Perf(cmd::perf::Args),
     /// Emulate a wide-area link in network namespaces and run experiments across it.
     Lab(cmd::lab::Args),
+    /// The remote end of `udt cp [user@]host:path`, started by `udt cp` over ssh: one
+    /// connection that proves the session key, then exit.
+    #[command(name = "__ssh-server", hide = true)]
+    SshServer(cmd::ssh_server::Args),
 }

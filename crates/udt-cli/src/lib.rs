@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod cmd;
 pub mod perf;
+pub mod ssh;
 pub mod transfer;
 
 use cli::{Cli, Command};
@@ -17,6 +18,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Perf(args) => cmd::perf::run(args),
         Command::Lab(args) => cmd::lab::run(args),
+        Command::SshServer(args) => cmd::ssh_server::run(args),
     }
 }
 

@@ -4,3 +4,4 @@ pub mod cp;
 pub mod lab;
 pub mod perf;
 pub mod serve;
+pub mod ssh_server;
