@@ -19,7 +19,8 @@ pub struct Cli {
 /// The `udt` commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Copy files and directories to or from a `udt serve` host (scp-style `host:path`).
+    /// Copy files and directories to or from another host: `[user@]host:path` over SSH (as
+    /// scp), `udt://host[:port]/path` from a `udt serve` daemon.
     Cp(cmd::cp::Args),
     /// Serve a directory to `udt cp` clients (and classic UDT4 `recvfile` clients).
     Serve(cmd::serve::Args),

@@ -1,6 +1,6 @@
 //! `udt cp [user@]host:path`: the transfer bootstrapped over SSH, as scp, mosh and ascp do.
 //!
-//! 1. The client (`udt cp`) runs the system's `ssh` ([`session`]), so the user's keys,
+//! 1. The client ([`client`]) runs the system's `ssh` ([`session`]), so the user's keys,
 //!    agent, `~/.ssh/config` and `known_hosts` decide who logs in where, and starts
 //!    `udt __ssh-server` there as that user (`cmd::ssh_server`, [`oneshot`]).
 //! 2. The remote side draws a fresh 256-bit session key from the operating system, binds a UDP
@@ -23,6 +23,7 @@
 //! digest is left to catch what happens off the wire (a disk, memory, a bug), for which a
 //! plain hash suffices.
 
+pub mod client;
 pub mod oneshot;
 pub mod paths;
 pub mod ready;
