@@ -20,7 +20,9 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 need_apt=()
 # libudt-dev and g++: the libudt 4.11 peers of the interop tests (interop/, crates/udt-interop).
 # iproute2: `ip netns` / `ip link` for the lab's namespaces (udt-lab).
-for pkg in build-essential pkg-config libudt-dev g++ iproute2; do
+# openssh-server (and its client): the `udt cp user@host:path` tests run a private sshd on a
+# loopback port (crates/udt-cli/tests/ssh.rs).
+for pkg in build-essential pkg-config libudt-dev g++ iproute2 openssh-server openssh-client; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

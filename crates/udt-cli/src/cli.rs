@@ -19,7 +19,8 @@ pub struct Cli {
 /// The `udt` commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Copy files and directories to or from a `udt serve` host (scp-style `host:path`).
+    /// Copy files and directories to or from another host: `[user@]host:path` over SSH (as
+    /// scp), `udt://host[:port]/path` from a `udt serve` daemon.
     Cp(cmd::cp::Args),
     /// Serve a directory to `udt cp` clients (and classic UDT4 `recvfile` clients).
     Serve(cmd::serve::Args),
@@ -29,4 +30,8 @@ pub enum Command {
     Perf(cmd::perf::Args),
     /// Emulate a wide-area link in network namespaces and run experiments across it.
     Lab(cmd::lab::Args),
+    /// The remote end of `udt cp [user@]host:path`, started by `udt cp` over ssh: one
+    /// connection that proves the session key, then exit.
+    #[command(name = "__ssh-server", hide = true)]
+    SshServer(cmd::ssh_server::Args),
 }

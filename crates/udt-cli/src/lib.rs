@@ -7,6 +7,7 @@ pub mod cli;
 pub mod cmd;
 pub mod perf;
 pub mod secure;
+pub mod ssh;
 pub mod transfer;
 
 use cli::{Cli, Command};
@@ -19,6 +20,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Keygen(args) => cmd::keygen::run(args),
         Command::Perf(args) => cmd::perf::run(args),
         Command::Lab(args) => cmd::lab::run(args),
+        Command::SshServer(args) => cmd::ssh_server::run(args),
     }
 }
 

@@ -115,7 +115,7 @@ fn fails_with(out: &Output, needle: &str) {
 }
 
 fn remote(path: &str) -> String {
-    format!("127.0.0.1:{path}")
+    format!("udt://127.0.0.1/{path}")
 }
 
 /// Deterministic pseudo-random bytes.

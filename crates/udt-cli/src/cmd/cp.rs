@@ -1,14 +1,16 @@
-//! `udt cp`: copy files to or from a `udt serve` host, scp-style (`host:path` is remote).
+//! `udt cp`: copy files to or from another host, scp-style: `[user@]host:path` over SSH (see
+//! [`crate::ssh`]), `udt://host[:port]/path` from a `udt serve` daemon (see `operand`).
 //!
 //! Exactly one side is remote: `udt cp SRC... host:DST` uploads, `udt cp host:SRC... DST`
 //! downloads. The transfer itself is [`crate::transfer::session`]; this module parses
 //! operands, connects, and reports (a progress bar on a terminal, a summary line, or
 //! `--json` events, one object per line on stdout).
 
+mod operand;
+
 use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
@@ -23,17 +25,23 @@ use crate::transfer::receiver::ReceiveOptions;
 use crate::transfer::session::{download, upload};
 use crate::transfer::{Observer, Summary, TransferError};
 use crate::UsageError;
+pub use operand::{Operand, SshOperand};
+
+/// The daemon's port when neither the operand nor `-P` names one.
+pub const DEFAULT_DAEMON_PORT: u16 = 9000;
 
 /// Arguments of `udt cp`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Sources then the destination; `host:path` (or `[v6addr]:path`) names a path under a
-    /// `udt serve` root. Exactly one side is remote.
+    /// Sources then the destination. `[user@]host:path` (or `[user@][v6addr]:path`) is a
+    /// path on host, logged in with ssh; `udt://host[:port]/path` a path under a `udt serve`
+    /// root. Exactly one side is remote.
     #[arg(required = true, num_args = 2.., value_name = "SRC... DST")]
     pub operands: Vec<OsString>,
-    /// The server's UDP port.
-    #[arg(short = 'P', long, default_value_t = 9000)]
-    pub port: u16,
+    /// The remote's port: ssh's for `host:path` (default: ssh's own, 22), the daemon's UDP
+    /// port for `udt://host/path` without one (default 9000).
+    #[arg(short = 'P', long)]
+    pub port: Option<u16>,
     /// Copy directories and their contents.
     #[arg(short, long)]
     pub recursive: bool,
@@ -54,10 +62,13 @@ pub struct Args {
     #[arg(long)]
     pub legacy: bool,
     /// Congestion control when this side sends (uploads; for downloads the server's `--cc`
-    /// decides): `model` holds its rate through random loss and long round trips, `native` is
+    /// decides, or over SSH this one): `model` holds its rate through random loss and long round trips, `native` is
     /// UDT4's DAIMD as in libudt.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CC, value_parser = CC_NAMES)]
     pub cc: String,
+    /// How to reach `host:path` operands over SSH.
+    #[command(flatten)]
+    pub ssh: crate::ssh::SshArgs,
 }
 
 /// The controllers `udt cp` and `udt serve` offer: the library's that need no rate
@@ -77,52 +88,15 @@ pub fn transfer_options(cc: &str) -> anyhow::Result<SocketOptions> {
     Ok(options)
 }
 
-/// One side of the copy.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Operand {
-    /// A local path.
-    Local(PathBuf),
-    /// `host:path`.
-    Remote {
-        /// Host name or address.
-        host: String,
-        /// Path under the server's root, as typed.
-        path: Vec<u8>,
-    },
-}
-
-impl Operand {
-    /// scp's rule: a `:` before any `/` makes a remote operand; `[addr]:` for IPv6.
-    pub fn parse(arg: &OsStr) -> Self {
-        let bytes = arg.as_bytes();
-        if let Some(rest) = bytes.strip_prefix(b"[") {
-            if let Some(end) = rest.windows(2).position(|w| w == b"]:") {
-                return Self::Remote {
-                    host: String::from_utf8_lossy(&rest[..end]).into_owned(),
-                    path: rest[end + 2..].to_vec(),
-                };
-            }
-        }
-        let colon = bytes.iter().position(|&b| b == b':');
-        let slash = bytes.iter().position(|&b| b == b'/');
-        match colon {
-            Some(c) if c > 0 && slash.is_none_or(|s| c < s) => Self::Remote {
-                host: String::from_utf8_lossy(&bytes[..c]).into_owned(),
-                path: bytes[c + 1..].to_vec(),
-            },
-            _ => Self::Local(PathBuf::from(arg)),
-        }
-    }
-}
-
 /// Runs `udt cp`.
 pub fn run(args: Args) -> anyhow::Result<()> {
     let (dst, srcs) = args
         .operands
         .split_last()
         .ok_or_else(|| UsageError("need SRC... DST".into()))?;
-    let srcs: Vec<Operand> = srcs.iter().map(|s| Operand::parse(s)).collect();
-    let dst = Operand::parse(dst);
+    let parse = |arg: &OsString| Operand::parse(arg, args.legacy);
+    let srcs: Vec<Operand> = srcs.iter().map(parse).collect::<Result<_, _>>()?;
+    let dst = parse(dst)?;
     let reporter = Reporter::new(&args);
     let started = Instant::now();
     let result = dispatch(&args, &srcs, &dst, &reporter);
@@ -150,31 +124,34 @@ fn dispatch(
         resume: args.resume,
     };
     let all_local = srcs.iter().all(|s| matches!(s, Operand::Local(_)));
+    if srcs.iter().chain([dst]).any(Operand::is_ssh) {
+        return crate::ssh::client::copy(args, srcs, dst, opts, reporter);
+    }
     match dst {
-        Operand::Remote { host, path } if all_local => {
+        Operand::Remote { host, port, path } if all_local => {
             if args.legacy {
                 return Err(UsageError("--legacy only downloads (host:file dst)".into()).into());
             }
             let manifest = local_manifest(srcs, args.recursive)?;
             let dest = RelPath::parse_request(path)?;
-            let stream = connect(host, args)?;
+            let stream = connect(host, *port, args)?;
             finish(stream, |s| upload(s, &manifest, dest, opts, reporter))
         }
         Operand::Local(dest) => {
-            let (host, paths) = remote_sources(srcs)?;
+            let (host, port, paths) = remote_sources(srcs)?;
             if args.legacy {
-                return legacy_download(args, &host, &paths, dest, reporter);
+                return legacy_download(args, &host, port, &paths, dest, reporter);
             }
             let paths = paths
                 .iter()
                 .map(|p| request_path(p))
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            let stream = connect(&host, args)?;
+            let stream = connect(&host, port, args)?;
             finish(stream, |s| {
                 download(s, paths, args.recursive, dest, opts, reporter)
             })
         }
-        Operand::Remote { .. } => Err(UsageError(
+        Operand::Remote { .. } | Operand::Ssh(_) => Err(UsageError(
             "copy either local sources to host:dst or host:sources to a local dst".into(),
         )
         .into()),
@@ -184,6 +161,7 @@ fn dispatch(
 fn legacy_download(
     args: &Args,
     host: &str,
+    port: Option<u16>,
     paths: &[Vec<u8>],
     dest: &Path,
     reporter: &Reporter,
@@ -195,14 +173,14 @@ fn legacy_download(
         return Err(UsageError("--legacy supports neither -r nor --resume".into()).into());
     }
     let name = std::str::from_utf8(name).context("--legacy file names must be UTF-8")?;
-    let stream = connect(host, args)?;
+    let stream = connect(host, port, args)?;
     finish(stream, |s| {
         legacy::fetch(s, name, dest, args.force, reporter)
     })
 }
 
 /// Run `transfer` on `stream`, then close it (waiting for the last bytes to be acknowledged).
-fn finish(
+pub(crate) fn finish(
     stream: UdtStream,
     transfer: impl FnOnce(&UdtStream) -> Result<Summary, TransferError>,
 ) -> anyhow::Result<Summary> {
@@ -213,30 +191,31 @@ fn finish(
     Ok(summary)
 }
 
-fn connect(host: &str, args: &Args) -> anyhow::Result<UdtStream> {
-    let port = args.port;
+fn connect(host: &str, port: Option<u16>, args: &Args) -> anyhow::Result<UdtStream> {
+    let port = port.or(args.port).unwrap_or(DEFAULT_DAEMON_PORT);
     UdtStream::connect_with((host, port), transfer_options(&args.cc)?)
         .with_context(|| format!("connecting to {host}:{port}"))
 }
 
 /// All sources remote and on one host: the host and the paths.
-fn remote_sources(srcs: &[Operand]) -> anyhow::Result<(String, Vec<Vec<u8>>)> {
-    let mut host_seen: Option<&str> = None;
+fn remote_sources(srcs: &[Operand]) -> anyhow::Result<(String, Option<u16>, Vec<Vec<u8>>)> {
+    let mut host_seen: Option<(&str, Option<u16>)> = None;
     let mut paths = Vec::new();
     for src in srcs {
-        let Operand::Remote { host, path } = src else {
+        let Operand::Remote { host, port, path } = src else {
             return Err(UsageError(
                 "copy either local sources to host:dst or host:sources to a local dst".into(),
             )
             .into());
         };
-        if host_seen.is_some_and(|h| h != host) {
+        if host_seen.is_some_and(|seen| seen != (host, *port)) {
             return Err(UsageError("all remote sources must be on the same host".into()).into());
         }
-        host_seen = Some(host);
+        host_seen = Some((host, *port));
         paths.push(path.clone());
     }
-    Ok((host_seen.unwrap_or_default().to_string(), paths))
+    let (host, port) = host_seen.unwrap_or_default();
+    Ok((host.to_string(), port, paths))
 }
 
 fn request_path(path: &[u8]) -> anyhow::Result<RelPath> {
@@ -246,7 +225,7 @@ fn request_path(path: &[u8]) -> anyhow::Result<RelPath> {
 }
 
 /// The manifest of local sources, each under its own name.
-fn local_manifest(srcs: &[Operand], recursive: bool) -> anyhow::Result<Manifest> {
+pub(crate) fn local_manifest(srcs: &[Operand], recursive: bool) -> anyhow::Result<Manifest> {
     let mut manifest = Manifest::default();
     for src in srcs {
         let Operand::Local(path) = src else {
@@ -420,25 +399,6 @@ fn human_bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn op(s: &str) -> Operand {
-        Operand::parse(OsStr::new(s))
-    }
-
-    #[test]
-    fn operands_follow_scp() {
-        let remote = |h: &str, p: &str| Operand::Remote {
-            host: h.into(),
-            path: p.as_bytes().to_vec(),
-        };
-        assert_eq!(op("host:a/b"), remote("host", "a/b"));
-        assert_eq!(op("host:"), remote("host", ""));
-        assert_eq!(op("[::1]:f"), remote("::1", "f"));
-        assert_eq!(op("./a:b"), Operand::Local("./a:b".into()));
-        assert_eq!(op("dir/x:y"), Operand::Local("dir/x:y".into()));
-        assert_eq!(op(":x"), Operand::Local(":x".into()));
-        assert_eq!(op("plain"), Operand::Local("plain".into()));
-    }
 
     #[test]
     fn sizes_read_well() {

@@ -5,3 +5,4 @@ pub mod keygen;
 pub mod lab;
 pub mod perf;
 pub mod serve;
+pub mod ssh_server;
