@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod cmd;
 pub mod perf;
+pub mod text;
 pub mod transfer;
 
 use cli::{Cli, Command};

@@ -144,10 +144,7 @@ fn dispatch(
     dst: &Operand,
     reporter: &Reporter,
 ) -> anyhow::Result<Summary> {
-    let opts = ReceiveOptions {
-        force: args.force,
-        resume: args.resume,
-    };
+    let opts = ReceiveOptions::new(args.force, args.resume);
     let all_local = srcs.iter().all(|s| matches!(s, Operand::Local(_)));
     match dst {
         Operand::Remote { host, path } if all_local => {

@@ -16,7 +16,7 @@ use udt::classic::{encode_request, MAX_NAME_BYTES};
 use udt::UdtStream;
 
 use super::error::{ErrorCode, Result, TransferError};
-use super::paths::{open_nofollow, RelPath, Root};
+use super::paths::{open_regular, RelPath, Root};
 use super::resume::part_path;
 use super::{Observer, Summary};
 
@@ -65,7 +65,7 @@ pub fn serve_classic(stream: &UdtStream, first: [u8; 4], root: &Root) -> Result<
     let opened = RelPath::parse_request(&name).and_then(|rel| {
         let rel = rel.ok_or_else(|| TransferError::new(ErrorCode::PathRefused, "empty name"))?;
         let path = root.resolve_existing(Some(&rel))?;
-        let file = open_nofollow(&path).map_err(|e| TransferError::io(&shown, &e))?;
+        let file = open_regular(&path).map_err(|e| TransferError::io(&shown, &e))?;
         let meta = file.metadata().map_err(|e| TransferError::io(&shown, &e))?;
         if !meta.is_file() {
             return Err(TransferError::new(

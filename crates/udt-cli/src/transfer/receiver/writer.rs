@@ -4,23 +4,31 @@
 //! Files are not `fsync`ed: like `cp` and `scp`, a completed transfer is as durable as the
 //! page cache; the digest check protects against the network, not against power loss.
 
+use std::ffi::CString;
 use std::fs::{self, File, OpenOptions, Permissions};
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender};
 
-use super::{Placement, ReceiveOptions};
+use super::placement::{exists, replace_refused};
+use super::{Placement, ReceiveOptions, Replace};
 use crate::transfer::error::{ErrorCode, Result, TransferError};
 use crate::transfer::manifest::Entry;
+use crate::transfer::paths::{not_regular, umask};
 use crate::transfer::protocol::DataBuf;
-use crate::transfer::resume::part_path;
+use crate::transfer::resume::{part_path, unique_part_path, Prefix};
 use crate::transfer::Observer;
 
 /// Work for the writer, in order.
 pub(super) enum Job {
-    /// Open entry `index`'s partial file (continuing its first `resume` bytes if given).
-    Start { index: usize, resume: Option<u64> },
+    /// Open entry `index`'s partial file (continuing the prefix `resume` if given).
+    Start {
+        index: usize,
+        resume: Option<Prefix>,
+    },
     /// The next bytes of the open file.
     Data(DataBuf),
     /// The open file is complete; whether its digest matched the sender's.
@@ -104,23 +112,46 @@ impl<'a> Writer<'a> {
             .map_or_else(String::new, |e| e.path.display())
     }
 
-    fn open(&self, index: usize, resume: Option<u64>) -> Result<OpenFile> {
+    fn open(&self, index: usize, resume: Option<Prefix>) -> Result<OpenFile> {
         let entry = &self.entries[index]; // checked by the network side
         let target = self.placement.target(&entry.path);
-        let part = part_path(&target);
-        let io_err = |e: &std::io::Error| TransferError::io(entry.path.display(), e);
-        let mut options = OpenOptions::new();
-        options
-            .write(true)
-            .create(true)
-            .truncate(resume.is_none())
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW);
-        let mut file = options.open(&part).map_err(|e| io_err(&e))?;
-        if let Some(len) = resume {
-            file.set_len(len).map_err(|e| io_err(&e))?;
-            file.seek(SeekFrom::Start(len)).map_err(|e| io_err(&e))?;
+        let io_err = |e: &io::Error| TransferError::io(entry.path.display(), e);
+        if !self.opts.resume {
+            let (part, file) = create_unique_part(&target).map_err(|e| io_err(&e))?;
+            return Ok(OpenFile {
+                index,
+                target,
+                part,
+                file,
+            });
         }
+        let part = part_path(&target);
+        let file = open_locked_part(&part).map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock => TransferError::new(
+                ErrorCode::Exists,
+                format!("{}: another transfer is writing it", entry.path.display()),
+            ),
+            _ => io_err(&e),
+        })?;
+        let meta = file.metadata().map_err(|e| io_err(&e))?;
+        let len = match resume {
+            Some(prefix) if prefix.file == (meta.dev(), meta.ino()) && meta.len() >= prefix.len => {
+                prefix.len
+            }
+            Some(_) => {
+                return Err(TransferError::new(
+                    ErrorCode::Io,
+                    format!(
+                        "{}: the partial file changed meanwhile",
+                        entry.path.display()
+                    ),
+                ))
+            }
+            None => 0,
+        };
+        file.set_len(len).map_err(|e| io_err(&e))?;
+        let mut file = file;
+        file.seek(SeekFrom::Start(len)).map_err(|e| io_err(&e))?;
         Ok(OpenFile {
             index,
             target,
@@ -129,7 +160,8 @@ impl<'a> Writer<'a> {
         })
     }
 
-    /// Check the digest verdict, apply mode and mtime, rename into place.
+    /// Check the digest verdict, apply mode (within the umask) and mtime, and move the file
+    /// into place without replacing one that appeared meanwhile unless replacing is allowed.
     fn finish(&self, f: OpenFile, intact: bool) -> Result<()> {
         let entry = &self.entries[f.index];
         let shown = entry.path.display();
@@ -140,21 +172,33 @@ impl<'a> Writer<'a> {
                 format!("{shown}: BLAKE3 digest mismatch, data corrupted in transit (not kept)"),
             ));
         }
-        let io_err = |e: &std::io::Error| TransferError::io(&shown, e);
-        let mode = entry.mode & 0o777;
+        let io_err = |e: &io::Error| TransferError::io(&shown, e);
+        let mode = entry.mode & 0o777 & !umask();
         f.file
             .set_permissions(Permissions::from_mode(mode))
             .map_err(|e| io_err(&e))?;
         if let Some(t) = entry.mtime.to_system_time() {
             let _ = f.file.set_modified(t); // best effort, as cp -p
         }
-        if !self.opts.force && fs::symlink_metadata(&f.target).is_ok() {
-            return Err(TransferError::new(
-                ErrorCode::Exists,
-                format!("{shown}: appeared during the transfer (use --force to overwrite)"),
-            ));
+        let placed = match self.opts.replace {
+            Replace::Allowed => fs::rename(&f.part, &f.target),
+            Replace::Never | Replace::Refused => rename_noreplace(&f.part, &f.target),
+        };
+        match placed {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let _ = fs::remove_file(&f.part);
+                let err = match self.opts.replace {
+                    Replace::Refused => replace_refused(&shown),
+                    _ => exists(&shown),
+                };
+                return Err(TransferError {
+                    message: format!("{} (it appeared during the transfer)", err.message),
+                    ..err
+                });
+            }
+            Err(e) => return Err(io_err(&e)),
         }
-        fs::rename(&f.part, &f.target).map_err(|e| io_err(&e))?;
         self.obs.file_done(&entry.path, entry.size);
         Ok(())
     }
@@ -173,4 +217,90 @@ impl<'a> Writer<'a> {
             let _ = fs::remove_file(&f.part);
         }
     }
+}
+
+/// Create a partial file for `target` that is ours alone: a fresh name, `O_EXCL`, mode 0600.
+pub(crate) fn create_unique_part(target: &Path) -> io::Result<(PathBuf, File)> {
+    let mut tries = 0;
+    loop {
+        let part = unique_part_path(target, random_tag());
+        let opened = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&part);
+        match opened {
+            Ok(file) => return Ok((part, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Open (or create) the resumable partial file `part` and lock it for this transfer alone
+/// (`WouldBlock` if another holds it). Never follows a link or blocks on a FIFO, refuses
+/// anything but a regular file, and makes it 0600 again while it is incomplete.
+fn open_locked_part(part: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(part)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    // SAFETY: a valid open descriptor.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    file.set_permissions(Permissions::from_mode(0o600))?;
+    Ok(file)
+}
+
+/// Rename `from` to `to` unless `to` exists (`AlreadyExists`), atomically:
+/// `renameat2(RENAME_NOREPLACE)`, or where the file system lacks it a hard link (which
+/// never replaces) and the removal of `from`.
+pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a path"))
+    };
+    let (cfrom, cto) = (c(from)?, c(to)?);
+    // SAFETY: valid NUL-terminated paths; AT_FDCWD resolves them like rename(2).
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            cfrom.as_ptr(),
+            libc::AT_FDCWD,
+            cto.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => {
+            fs::hard_link(from, to)?;
+            fs::remove_file(from)
+        }
+        _ => Err(err),
+    }
+}
+
+/// 64 unpredictable bits for a partial file's name (`getrandom`, else time and pid).
+fn random_tag() -> u64 {
+    let mut bytes = [0u8; 8];
+    // SAFETY: writes at most 8 bytes into `bytes`.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), libc::GRND_NONBLOCK) };
+    if n == 8 {
+        return u64::from_le_bytes(bytes);
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    now ^ u64::from(std::process::id()).rotate_left(32)
 }
