@@ -134,10 +134,16 @@ impl<'a> Link<'a> {
 
     /// Tell the peer about a local failure (best effort) and hand the error back. Errors
     /// that came from the peer are not echoed.
+    /// The report goes straight to the stream, past the watchdog (whose allowance may be
+    /// what ran out), bounded by the stream's own write timeout.
     pub fn fail(&mut self, err: TransferError) -> TransferError {
         if !err.remote {
             let _ = self.send(&Frame::error(&err));
-            let _ = self.push();
+            if let Some(mut stream) = self.stream {
+                let _ = self.writer.write_pending_to(&mut stream);
+            } else {
+                let _ = self.push();
+            }
         }
         err
     }

@@ -592,6 +592,14 @@ impl<W: Write> FrameWriter<W> {
         Ok(())
     }
 
+    /// Write everything queued to `out` instead of the wrapped stream (an error report that
+    /// must bypass a wrapper).
+    pub fn write_pending_to(&mut self, out: &mut impl Write) -> io::Result<()> {
+        out.write_all(&self.pending)?;
+        self.pending.clear();
+        Ok(())
+    }
+
     fn flush_if_full(&mut self) -> io::Result<()> {
         if self.pending.len() >= GATHER {
             self.write_pending()?;

@@ -12,6 +12,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use super::placement::{exists, replace_refused};
 use super::{Placement, ReceiveOptions, Replace};
@@ -238,8 +240,14 @@ pub(crate) fn create_unique_part(target: &Path) -> io::Result<(PathBuf, File)> {
     }
 }
 
+/// How long a resumed transfer waits for the previous writer of its partial file to let go
+/// (a client that was interrupted and run again at once: its old connection on the server
+/// ends when the server notices, within about a second when the kernel reports the old
+/// client's port closed).
+const LOCK_WAIT: Duration = Duration::from_secs(15);
+
 /// Open (or create) the resumable partial file `part` and lock it for this transfer alone
-/// (`WouldBlock` if another holds it). Never follows a link or blocks on a FIFO, refuses
+/// (`WouldBlock` if another holds it for longer than [`LOCK_WAIT`]). Never follows a link or blocks on a FIFO, refuses
 /// anything but a regular file, and makes it 0600 again while it is incomplete.
 fn open_locked_part(part: &Path) -> io::Result<File> {
     let file = OpenOptions::new()
@@ -251,9 +259,14 @@ fn open_locked_part(part: &Path) -> io::Result<File> {
     if !file.metadata()?.is_file() {
         return Err(not_regular());
     }
+    let waiting_since = Instant::now();
     // SAFETY: a valid open descriptor.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(io::Error::last_os_error());
+    while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::WouldBlock || waiting_since.elapsed() > LOCK_WAIT {
+            return Err(err);
+        }
+        thread::sleep(Duration::from_millis(50));
     }
     file.set_permissions(Permissions::from_mode(0o600))?;
     Ok(file)
