@@ -5,6 +5,9 @@
 
 pub mod cli;
 pub mod cmd;
+#[cfg(any(fuzzing, test))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod perf;
 pub mod text;
 pub mod transfer;
