@@ -41,7 +41,8 @@ pub struct Args {
     /// files if this one fails.
     #[arg(long)]
     pub resume: bool,
-    /// Overwrite existing files at the destination.
+    /// Overwrite existing files at the destination (a server replaces files only if it
+    /// runs with --allow-overwrite).
     #[arg(long)]
     pub force: bool,
     /// No progress bar and no summary.

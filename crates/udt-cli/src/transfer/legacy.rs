@@ -7,17 +7,17 @@
 //! (not [`udt::classic::serve_one`]) because `udt serve` has already read the first 4 bytes
 //! to tell the protocols apart, and because it resolves names with [`Root`]'s rules.
 
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use udt::classic::{encode_request, MAX_NAME_BYTES};
 use udt::UdtStream;
 
 use super::error::{ErrorCode, Result, TransferError};
-use super::paths::{open_regular, RelPath, Root};
-use super::resume::part_path;
+use super::paths::{open_regular, umask, RelPath, Root};
+use super::resume::{create_unique_part, rename_noreplace};
 use super::{Observer, Summary};
 
 /// The size a classic server sends for a file it will not serve.
@@ -114,7 +114,7 @@ pub fn fetch(
     };
     let target = legacy_target(name, dest, force)?;
     obs.start(1, size);
-    let got = receive_to(stream, &target, size, obs)?;
+    let got = receive_to(stream, &target, size, force, obs)?;
     Ok(Summary {
         files: 1,
         bytes: size,
@@ -145,38 +145,44 @@ fn legacy_target(name: &str, dest: &Path, force: bool) -> Result<std::path::Path
     Ok(target)
 }
 
-/// Receive `size` bytes into `target` through its partial file.
-fn receive_to(stream: &UdtStream, target: &Path, size: u64, obs: &dyn Observer) -> Result<u64> {
-    let part = part_path(target);
+/// Receive `size` bytes into `target` through a partial file of its own (0600 until
+/// complete, then the umask's mode), renamed over an existing file only with `force`.
+fn receive_to(
+    stream: &UdtStream,
+    target: &Path,
+    size: u64,
+    force: bool,
+    obs: &dyn Observer,
+) -> Result<u64> {
     let shown = target.display();
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&part)
-        .map_err(|e| TransferError::io(&shown, &e))?;
+    let (part, file) = create_unique_part(target).map_err(|e| TransferError::io(&shown, &e))?;
+    let failed = |err: TransferError| {
+        let _ = fs::remove_file(&part);
+        err
+    };
     let mut got = 0u64;
     while got < size {
         let want = SLICE.min(size - got);
-        let n = match stream.recv_file(&file, got, want) {
-            Ok(n) => n,
-            Err(e) => {
-                let _ = fs::remove_file(&part);
-                return Err(TransferError::io(&shown, &e));
-            }
-        };
+        let n = stream
+            .recv_file(&file, got, want)
+            .map_err(|e| failed(TransferError::io(&shown, &e)))?;
         got += n;
         obs.progress(n);
         if n < want {
-            let _ = fs::remove_file(&part);
-            return Err(TransferError::new(
+            return Err(failed(TransferError::new(
                 ErrorCode::Io,
                 format!("{shown}: the server closed after {got} of {size} bytes"),
-            ));
+            )));
         }
     }
-    fs::rename(&part, target).map_err(|e| TransferError::io(&shown, &e))?;
+    let mode = 0o666 & !umask();
+    file.set_permissions(fs::Permissions::from_mode(mode))
+        .map_err(|e| failed(TransferError::io(&shown, &e)))?;
+    let placed = if force {
+        fs::rename(&part, target)
+    } else {
+        rename_noreplace(&part, target)
+    };
+    placed.map_err(|e| failed(TransferError::io(&shown, &e)))?;
     Ok(got)
 }

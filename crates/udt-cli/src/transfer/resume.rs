@@ -9,11 +9,11 @@
 //! that prefix, so the final whole-file digest check still covers every byte; if they differ
 //! it starts again from byte 0.
 
-use std::ffi::OsString;
-use std::fs::{self, File};
+use std::ffi::{CString, OsString};
+use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{FileExt, MetadataExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::paths::MAX_NAME_BYTES;
@@ -115,6 +115,71 @@ pub fn hash_prefix(file: &File, len: u64) -> io::Result<blake3::Hasher> {
         at += n as u64;
     }
     Ok(hasher)
+}
+
+/// Create a partial file for `target` that is ours alone: a fresh name, `O_EXCL`, mode 0600.
+pub fn create_unique_part(target: &Path) -> io::Result<(PathBuf, File)> {
+    let mut tries = 0;
+    loop {
+        let part = unique_part_path(target, random_tag());
+        let opened = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&part);
+        match opened {
+            Ok(file) => return Ok((part, file)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Rename `from` to `to` unless `to` exists (`AlreadyExists`), atomically:
+/// `renameat2(RENAME_NOREPLACE)`, or where the file system lacks it a hard link (which
+/// never replaces) and the removal of `from`.
+pub fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a path"))
+    };
+    let (cfrom, cto) = (c(from)?, c(to)?);
+    // SAFETY: valid NUL-terminated paths; AT_FDCWD resolves them like rename(2).
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            cfrom.as_ptr(),
+            libc::AT_FDCWD,
+            cto.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    let err = io::Error::last_os_error();
+    match err.raw_os_error() {
+        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => {
+            fs::hard_link(from, to)?;
+            fs::remove_file(from)
+        }
+        _ => Err(err),
+    }
+}
+
+/// 64 unpredictable bits for a partial file's name (`getrandom`, else time and pid).
+fn random_tag() -> u64 {
+    let mut bytes = [0u8; 8];
+    // SAFETY: writes at most 8 bytes into `bytes`.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), libc::GRND_NONBLOCK) };
+    if n == 8 {
+        return u64::from_le_bytes(bytes);
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    now ^ u64::from(std::process::id()).rotate_left(32)
 }
 
 #[cfg(test)]

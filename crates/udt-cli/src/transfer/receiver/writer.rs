@@ -4,11 +4,9 @@
 //! Files are not `fsync`ed: like `cp` and `scp`, a completed transfer is as durable as the
 //! page cache; the digest check protects against the network, not against power loss.
 
-use std::ffi::CString;
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender};
@@ -21,7 +19,7 @@ use crate::transfer::error::{ErrorCode, Result, TransferError};
 use crate::transfer::manifest::Entry;
 use crate::transfer::paths::{not_regular, umask};
 use crate::transfer::protocol::DataBuf;
-use crate::transfer::resume::{part_path, unique_part_path, Prefix};
+use crate::transfer::resume::{create_unique_part, part_path, rename_noreplace, Prefix};
 use crate::transfer::Observer;
 
 /// Work for the writer, in order.
@@ -221,25 +219,6 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Create a partial file for `target` that is ours alone: a fresh name, `O_EXCL`, mode 0600.
-pub(crate) fn create_unique_part(target: &Path) -> io::Result<(PathBuf, File)> {
-    let mut tries = 0;
-    loop {
-        let part = unique_part_path(target, random_tag());
-        let opened = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&part);
-        match opened {
-            Ok(file) => return Ok((part, file)),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < 8 => tries += 1,
-            Err(e) => return Err(e),
-        }
-    }
-}
-
 /// How long a resumed transfer waits for the previous writer of its partial file to let go
 /// (a client that was interrupted and run again at once: its old connection on the server
 /// ends when the server notices, within about a second when the kernel reports the old
@@ -270,50 +249,4 @@ fn open_locked_part(part: &Path) -> io::Result<File> {
     }
     file.set_permissions(Permissions::from_mode(0o600))?;
     Ok(file)
-}
-
-/// Rename `from` to `to` unless `to` exists (`AlreadyExists`), atomically:
-/// `renameat2(RENAME_NOREPLACE)`, or where the file system lacks it a hard link (which
-/// never replaces) and the removal of `from`.
-pub(crate) fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
-    let c = |p: &Path| {
-        CString::new(p.as_os_str().as_bytes())
-            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in a path"))
-    };
-    let (cfrom, cto) = (c(from)?, c(to)?);
-    // SAFETY: valid NUL-terminated paths; AT_FDCWD resolves them like rename(2).
-    let rc = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            cfrom.as_ptr(),
-            libc::AT_FDCWD,
-            cto.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
-    };
-    if rc == 0 {
-        return Ok(());
-    }
-    let err = io::Error::last_os_error();
-    match err.raw_os_error() {
-        Some(libc::EINVAL | libc::ENOSYS | libc::EOPNOTSUPP) => {
-            fs::hard_link(from, to)?;
-            fs::remove_file(from)
-        }
-        _ => Err(err),
-    }
-}
-
-/// 64 unpredictable bits for a partial file's name (`getrandom`, else time and pid).
-fn random_tag() -> u64 {
-    let mut bytes = [0u8; 8];
-    // SAFETY: writes at most 8 bytes into `bytes`.
-    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), libc::GRND_NONBLOCK) };
-    if n == 8 {
-        return u64::from_le_bytes(bytes);
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    now ^ u64::from(std::process::id()).rotate_left(32)
 }
