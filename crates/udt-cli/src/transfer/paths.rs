@@ -306,7 +306,7 @@ pub fn umask() -> u32 {
             unsafe {
                 let old = libc::umask(0o077);
                 libc::umask(old);
-                u32::from(old)
+                old
             }
         })
     })

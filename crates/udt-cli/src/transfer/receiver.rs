@@ -224,7 +224,7 @@ fn read_frames(
                     (0, _) => None,
                     (o, Some(p)) if o == p.len => {
                         hasher = p.hasher.clone();
-                        Some(p)
+                        Some(Box::new(p))
                     }
                     _ => return Err(TransferError::protocol("resume offset not offered")),
                 };

@@ -135,7 +135,7 @@ fn the_umask_is_read() {
     let actual = unsafe {
         let old = libc::umask(0o022);
         libc::umask(old);
-        u32::from(old)
+        old
     };
     assert_eq!(umask(), actual);
 }

@@ -116,5 +116,5 @@ fn available_bytes(dir: &Path) -> Option<u64> {
     if unsafe { libc::statvfs(path.as_ptr(), &mut stats) } != 0 {
         return None;
     }
-    Some(u64::from(stats.f_bavail).saturating_mul(u64::from(stats.f_frsize)))
+    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
 }

@@ -27,7 +27,7 @@ pub(super) enum Job {
     /// Open entry `index`'s partial file (continuing the prefix `resume` if given).
     Start {
         index: usize,
-        resume: Option<Prefix>,
+        resume: Option<Box<Prefix>>,
     },
     /// The next bytes of the open file.
     Data(DataBuf),
@@ -112,7 +112,7 @@ impl<'a> Writer<'a> {
             .map_or_else(String::new, |e| e.path.display())
     }
 
-    fn open(&self, index: usize, resume: Option<Prefix>) -> Result<OpenFile> {
+    fn open(&self, index: usize, resume: Option<Box<Prefix>>) -> Result<OpenFile> {
         let entry = &self.entries[index]; // checked by the network side
         let target = self.placement.target(&entry.path);
         let io_err = |e: &io::Error| TransferError::io(entry.path.display(), e);
