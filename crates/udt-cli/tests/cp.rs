@@ -666,6 +666,23 @@ fn a_trickling_client_is_cut_off() {
         other => panic!("expected an error, got {other:?}"),
     }
     assert!(started.elapsed() < Duration::from_secs(15));
+    // A classic client trickling its file name: the connection is closed.
+    let stream = udt::UdtStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    (&stream).write_all(&1000i32.to_ne_bytes()).unwrap();
+    let started = Instant::now();
+    let closed = thread::scope(|s| {
+        let reader = s.spawn(|| (&stream).read(&mut [0u8; 8]));
+        while !reader.is_finished() && started.elapsed() < Duration::from_secs(20) {
+            let _ = (&stream).write_all(b"x");
+            thread::sleep(Duration::from_millis(100));
+        }
+        reader.join().unwrap()
+    });
+    assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
+    assert!(started.elapsed() < Duration::from_secs(15));
 }
 
 /// A server whose files may not grow past 1 MiB (a small tmpfs when we may mount one, else

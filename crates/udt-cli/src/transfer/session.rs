@@ -95,7 +95,8 @@ pub fn serve_connection(stream: &UdtStream, root: &Root, policy: Policy) -> Resu
         .read_exact(&mut first)
         .map_err(|e| TransferError::io("connection", &e))?;
     if !is_magic(first) {
-        return legacy::serve_classic(stream, first, root).map(Served::Legacy);
+        return legacy::serve_classic(stream, first, root, Watchdog::standard())
+            .map(Served::Legacy);
     }
     let mut link = Link::watched(stream, Watchdog::standard());
     let result = serve_ours(&mut link, root, policy);

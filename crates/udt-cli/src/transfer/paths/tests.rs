@@ -131,11 +131,17 @@ fn special_files_are_refused_without_blocking() {
 
 #[test]
 fn the_umask_is_read() {
-    // SAFETY: umask cannot fail; restored at once.
-    let actual = unsafe {
-        let old = libc::umask(0o022);
-        libc::umask(old);
-        old
-    };
-    assert_eq!(umask(), actual);
+    // What the kernel applies to a file created 0777 (without changing the process's mask,
+    // which other tests running meanwhile depend on).
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o777)
+        .open(&path)
+        .unwrap();
+    let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o777 & !umask());
 }
