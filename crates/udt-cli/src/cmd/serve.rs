@@ -40,7 +40,7 @@ pub use slots::{Slot, Slots};
 pub const MAX_CONNECTIONS: usize = 64;
 
 /// Default for `--max-per-address`.
-pub const MAX_PER_ADDRESS: usize = 8;
+pub const MAX_PER_ADDRESS: u32 = 8;
 
 /// How long a read or write may wait for the peer (a client that stalls or stops reading).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -78,8 +78,8 @@ pub struct Args {
     pub max_file_size: Option<u64>,
     /// Connections at once from one IP address.
     #[arg(long, value_name = "N", default_value_t = MAX_PER_ADDRESS,
-          value_parser = clap::value_parser!(usize))]
-    pub max_per_address: usize,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_per_address: u32,
     /// Congestion control when this side sends (downloads): `model` holds its rate through
     /// random loss and long round trips, `native` is UDT4's DAIMD as in libudt.
     #[arg(long, value_name = "NAME", default_value = super::cp::DEFAULT_CC,
@@ -108,7 +108,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         root.dir().display()
     )?;
     out.flush()?;
-    let slots = Arc::new(Slots::new(MAX_CONNECTIONS, args.max_per_address));
+    let slots = Arc::new(Slots::new(MAX_CONNECTIONS, args.max_per_address as usize));
     loop {
         let (stream, peer) = listener.accept().context("accepting a connection")?;
         let slot = match slots.acquire(peer.ip()) {
