@@ -5,9 +5,13 @@
 
 pub mod cli;
 pub mod cmd;
+#[cfg(any(fuzzing, test))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod perf;
 pub mod secure;
 pub mod ssh;
+pub mod text;
 pub mod transfer;
 
 use cli::{Cli, Command};

@@ -10,7 +10,8 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if udt_cli::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("udt: {err:#}");
+            // Messages may carry what a peer sent (names, its errors): escaped.
+            eprintln!("udt: {}", udt_cli::text::terminal_safe(&format!("{err:#}")));
             ExitCode::from(udt_cli::exit_code(&err))
         }
     }

@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::unix::fs::symlink;
+use std::os::unix::fs::{symlink, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -38,36 +38,54 @@ impl Server {
         env: &[(&str, &str)],
         fsize_limit: Option<u64>,
     ) -> Self {
+        Self::start_full(root, args, env, fsize_limit, None)
+    }
+
+    /// Everything: extra arguments (a `-l` among them replaces `-l 127.0.0.1`), environment,
+    /// RLIMIT_FSIZE and umask.
+    fn start_full(
+        root: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        fsize_limit: Option<u64>,
+        umask: Option<libc::mode_t>,
+    ) -> Self {
         let mut cmd = Command::new(UDT);
-        cmd.args(["serve", "-l", "127.0.0.1", "-p", "0", "--root"])
-            .arg(root)
-            .args(args)
+        cmd.args(["serve", "-p", "0", "--root"]).arg(root);
+        if !args.contains(&"-l") {
+            cmd.args(["-l", "127.0.0.1"]);
+        }
+        cmd.args(args)
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        if let Some(limit) = fsize_limit {
-            // SAFETY: only async-signal-safe calls between fork and exec. An ignored
-            // SIGXFSZ stays ignored across exec, so writes past the limit fail with EFBIG.
-            unsafe {
-                cmd.pre_exec(move || {
+        // SAFETY: only async-signal-safe calls between fork and exec. An ignored SIGXFSZ
+        // stays ignored across exec, so writes past the limit fail with EFBIG.
+        unsafe {
+            cmd.pre_exec(move || {
+                if let Some(mask) = umask {
+                    libc::umask(mask);
+                }
+                if let Some(limit) = fsize_limit {
                     libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
                     let lim = libc::rlimit {
                         rlim_cur: limit,
                         rlim_max: limit,
                     };
                     libc::setrlimit(libc::RLIMIT_FSIZE, &lim);
-                    Ok(())
-                });
-            }
+                }
+                Ok(())
+            });
         }
         let mut child = cmd.spawn().expect("start udt serve");
         let out = child.stdout.take().unwrap();
         let mut line = String::new();
         BufReader::new(out).read_line(&mut line).unwrap();
         let port = line
-            .split_once("127.0.0.1:")
-            .and_then(|(_, rest)| rest.split(',').next())
-            .and_then(|p| p.parse().ok())
+            .strip_prefix("listening on ")
+            .and_then(|rest| rest.split(',').next())
+            .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
+            .map(|a| a.port())
             .unwrap_or_else(|| panic!("udt serve said {line:?}"));
         Self { child, port }
     }
@@ -482,28 +500,189 @@ fn traversal_attempts_are_refused() {
     assert!(!d.local.join("leak").exists());
 }
 
+/// The server decides whether files are replaced: `--force` only asks.
 #[test]
-fn overwrite_needs_force() {
+fn overwrite_needs_force_and_a_server_that_allows_it() {
     let d = dirs();
-    let server = Server::start(&d.root);
     fs::write(d.local.join("f"), b"new").unwrap();
     fs::write(d.root.join("f"), b"old").unwrap();
+    let server = Server::start(&d.root);
     let out = cp(server.port, &[&"--json", &d.local.join("f"), &remote("")]);
     fails_with(&out, "already exists (use --force to overwrite)");
     assert_eq!(events(&out, "error")[0]["code"], "exists");
+    let out = cp(server.port, &[&"--force", &d.local.join("f"), &remote("")]);
+    fails_with(
+        &out,
+        "does not replace files (it would need `udt serve --allow-overwrite`)",
+    );
     assert_eq!(fs::read(d.root.join("f")).unwrap(), b"old");
+    let lenient = Server::start_args(&d.root, &["--allow-overwrite"], &[], None);
+    fails_with(
+        &cp(lenient.port, &[&d.local.join("f"), &remote("")]),
+        "use --force",
+    );
     ok(&cp(
-        server.port,
+        lenient.port,
         &[&"--force", &d.local.join("f"), &remote("")],
     ));
     assert_eq!(fs::read(d.root.join("f")).unwrap(), b"new");
-    // Downloads too.
+    // Downloads: the client's own files, its own decision.
     fs::write(d.local.join("g"), b"mine").unwrap();
     fails_with(
         &cp(server.port, &[&remote("f"), &d.local.join("g")]),
         "already exists",
     );
     assert_eq!(fs::read(d.local.join("g")).unwrap(), b"mine");
+    ok(&cp(
+        server.port,
+        &[&"--force", &remote("f"), &d.local.join("g")],
+    ));
+    assert_eq!(fs::read(d.local.join("g")).unwrap(), b"new");
+}
+
+/// Without keys a server listens on loopback only, unless told `--insecure-public`, and is
+/// then read-only unless told `--allow-writes` too.
+#[test]
+fn public_addresses_need_insecure_public_and_are_read_only() {
+    let d = dirs();
+    let out = Command::new(UDT)
+        .args(["serve", "-p", "0", "--root"])
+        .arg(&d.root)
+        .args(["-l", "0.0.0.0"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--insecure-public") && err.contains("0.0.0.0"),
+        "{err}"
+    );
+    fs::write(d.root.join("pub"), b"p").unwrap();
+    fs::write(d.local.join("up"), b"u").unwrap();
+    let public = Server::start_args(&d.root, &["-l", "0.0.0.0", "--insecure-public"], &[], None);
+    ok(&cp(public.port, &[&remote("pub"), &d.local]));
+    fails_with(
+        &cp(public.port, &[&d.local.join("up"), &remote("")]),
+        "remote: this server is read-only",
+    );
+    let writable = Server::start_args(
+        &d.root,
+        &["-l", "0.0.0.0", "--insecure-public", "--allow-writes"],
+        &[],
+        None,
+    );
+    ok(&cp(writable.port, &[&d.local.join("up"), &remote("")]));
+    // --read-only on loopback.
+    let read_only = Server::start_args(&d.root, &["--read-only"], &[], None);
+    let out = cp(
+        read_only.port,
+        &[&"--json", &d.local.join("up"), &remote("x")],
+    );
+    fails_with(&out, "read-only");
+    assert_eq!(events(&out, "error")[0]["code"], "permission_denied");
+    assert!(!d.root.join("x").exists());
+}
+
+/// Uploaded files get the server's umask, whatever mode the client sent.
+#[test]
+fn uploads_get_the_servers_umask() {
+    let d = dirs();
+    let server = Server::start_full(&d.root, &[], &[], None, Some(0o027));
+    let src = d.local.join("wide");
+    fs::write(&src, b"w").unwrap();
+    fs::set_permissions(&src, fs::Permissions::from_mode(0o777)).unwrap();
+    ok(&cp(server.port, &[&src, &remote("")]));
+    let mode = fs::metadata(d.root.join("wide"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o750);
+}
+
+/// A FIFO under the root is refused at once (never opened for a blocking read).
+#[test]
+fn special_files_are_refused_not_opened() {
+    let d = dirs();
+    let fifo =
+        std::ffi::CString::new(d.root.join("pipe").into_os_string().into_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let server = Server::start(&d.root);
+    fails_with(
+        &cp(server.port, &[&remote("pipe"), &d.local]),
+        "not a regular file",
+    );
+}
+
+/// `--max-file-size`: a larger upload is refused before any data is sent.
+#[test]
+fn max_file_size_is_enforced() {
+    let d = dirs();
+    let server = Server::start_args(&d.root, &["--max-file-size", "1M"], &[], None);
+    fs::write(d.local.join("big"), contents(9, (1 << 20) + 1)).unwrap();
+    fs::write(d.local.join("small"), contents(9, 1 << 20)).unwrap();
+    let out = cp(server.port, &[&"--json", &d.local.join("big"), &remote("")]);
+    fails_with(&out, "--max-file-size");
+    assert_eq!(events(&out, "error")[0]["code"], "disk_full");
+    assert!(fs::read_dir(&d.root).unwrap().next().is_none());
+    ok(&cp(server.port, &[&d.local.join("small"), &remote("")]));
+}
+
+/// A client that sends one byte at a time, each well inside the read timeout, is cut off
+/// by the progress deadline (shortened for the test) and told why.
+#[test]
+fn a_trickling_client_is_cut_off() {
+    let d = dirs();
+    let server = Server::start_with(&d.root, &[("UDT_TEST_MAX_WAIT_MS", "1500")], None);
+    let stream = udt::UdtStream::connect(("127.0.0.1", server.port)).unwrap();
+    // Without the deadline nothing would arrive: fail rather than hang.
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut hello = MAGIC.to_vec();
+    Frame::Hello { version: 1 }.emit(&mut hello);
+    (&stream).write_all(&hello).unwrap();
+    let put = frame(3, &with_len(0, &[b'x'; 200]));
+    let started = Instant::now();
+    let got = thread::scope(|s| {
+        let reader = s.spawn(|| {
+            let mut reader = FrameReader::new(&stream);
+            let hello = reader.next_frame();
+            (hello, reader.next_frame())
+        });
+        for byte in &put {
+            if reader.is_finished() || started.elapsed() > Duration::from_secs(20) {
+                break;
+            }
+            let _ = (&stream).write_all(&[*byte]);
+            thread::sleep(Duration::from_millis(100));
+        }
+        reader.join().unwrap()
+    });
+    assert!(matches!(got.0, Ok(Frame::Hello { .. })), "{got:?}");
+    match got.1 {
+        Ok(Frame::Error { message, .. }) => assert!(message.contains("too slow"), "{message}"),
+        other => panic!("expected an error, got {other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(15));
+    // A classic client trickling its file name: the connection is closed.
+    let stream = udt::UdtStream::connect(("127.0.0.1", server.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    (&stream).write_all(&1000i32.to_ne_bytes()).unwrap();
+    let started = Instant::now();
+    let closed = thread::scope(|s| {
+        let reader = s.spawn(|| (&stream).read(&mut [0u8; 8]));
+        while !reader.is_finished() && started.elapsed() < Duration::from_secs(20) {
+            let _ = (&stream).write_all(b"x");
+            thread::sleep(Duration::from_millis(100));
+        }
+        reader.join().unwrap()
+    });
+    assert!(matches!(closed, Ok(0) | Err(_)), "{closed:?}");
+    assert!(started.elapsed() < Duration::from_secs(15));
 }
 
 /// A server whose files may not grow past 1 MiB (a small tmpfs when we may mount one, else
@@ -533,7 +712,12 @@ fn disk_full_case(d: &Dirs, limit: Option<u64>) {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert_eq!(events(&out, "error")[0]["code"], "disk_full", "{err}");
-    assert!(err.contains("remote: big:"), "{err}");
+    // A small file system is seen before the upload starts (statvfs); a file-size limit
+    // only when the write fails.
+    let before = "remote: 4194304 bytes to write but only";
+    let during = "remote: big:";
+    let expected = if limit.is_some() { during } else { before };
+    assert!(err.contains(expected), "{err}");
     assert!(!d.root.join("big").exists() && parts_in(&d.root).is_empty());
     drop(server);
 }
@@ -563,7 +747,7 @@ impl Drop for Mount {
 #[test]
 fn congestion_control_is_chosen_per_side() {
     let d = dirs();
-    let server = Server::start_args(&d.root, &["--cc", "native"], &[], None);
+    let server = Server::start_args(&d.root, &["--cc", "native", "--allow-overwrite"], &[], None);
     let data = contents(7, 3 << 20);
     fs::write(d.local.join("f"), &data).unwrap();
     for cc in ["native", "model"] {
@@ -705,4 +889,89 @@ fn libudt_recvfile_from_udt_serve() {
     assert!(fs::read(d.local.join("copy")).unwrap() == data);
     let (ok, out) = fetch("../outside/secret", &d.local.join("stolen"));
     assert!(!ok && out.contains("no such file"), "recvfile said {out:?}");
+}
+
+/// A hostile `udt serve`: answers the greeting and any request with `frames`.
+fn hostile_server(frames: Vec<Frame>) -> (u16, thread::JoinHandle<()>) {
+    let listener = udt::UdtListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut magic = [0u8; 4];
+        (&stream).read_exact(&mut magic).unwrap();
+        let mut reader = FrameReader::new(&stream);
+        let _hello = reader.next_frame().unwrap();
+        let mut out = Vec::new();
+        Frame::Hello { version: 1 }.emit(&mut out);
+        (&stream).write_all(&out).unwrap();
+        let _request = reader.next_frame().unwrap();
+        out.clear();
+        for f in &frames {
+            f.emit(&mut out);
+        }
+        (&stream).write_all(&out).unwrap();
+        let _ = reader.next_frame(); // the client's answer, or its closing
+        let _ = stream.close();
+    });
+    (port, handle)
+}
+
+fn manifest_entry(path: &str, size: u64) -> Frame {
+    use udt_cli::transfer::manifest::{Entry, EntryKind, Mtime};
+    Frame::Entry(Entry {
+        path: udt_cli::transfer::paths::RelPath::parse(path.as_bytes()).unwrap(),
+        kind: EntryKind::File,
+        size,
+        mode: 0o644,
+        mtime: Mtime { secs: 0, nanos: 0 },
+    })
+}
+
+/// CVE-2019-6111: asked for `a`, a server sends `a` and `.bashrc`. The client refuses the
+/// whole manifest, writes nothing, and says what the server tried.
+#[test]
+fn a_server_cannot_plant_files_the_client_did_not_ask_for() {
+    let d = dirs();
+    let (port, server) = hostile_server(vec![
+        manifest_entry("a", 1),
+        manifest_entry(".bashrc", 1),
+        Frame::ManifestEnd { count: 2 },
+    ]);
+    let out = cp(port, &[&"--json", &remote("a"), &d.local]);
+    fails_with(&out, "the server sent \".bashrc\", which was not asked for");
+    assert_eq!(events(&out, "error")[0]["code"], "path_refused");
+    assert!(fs::read_dir(&d.local).unwrap().next().is_none());
+    server.join().unwrap();
+}
+
+/// Whatever a server puts in names and error messages, no control character reaches the
+/// client's terminal.
+#[test]
+fn peer_text_is_escaped_before_printing() {
+    let d = dirs();
+    let evil = "\x1b]0;owned\x07\x1b[2J\rudt: all good\n\u{9b}31m";
+    let (port, server) = hostile_server(vec![Frame::Error {
+        code: ErrorCode::Io,
+        message: evil.into(),
+    }]);
+    let out = cp(port, &[&remote("a"), &d.local]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("\\u{1b}]0;owned"), "{err}");
+    let printed = err.trim_end_matches('\n');
+    assert!(!printed.chars().any(char::is_control), "{err:?}");
+    server.join().unwrap();
+    let name = "x\x1b[31mred";
+    let (port, server) = hostile_server(vec![
+        manifest_entry(name, 1),
+        Frame::ManifestEnd { count: 1 },
+    ]);
+    let out = cp(port, &[&remote("a"), &d.local]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not asked for"), "{err}");
+    assert!(
+        !err.trim_end_matches('\n').chars().any(char::is_control),
+        "{err:?}"
+    );
+    server.join().unwrap();
 }

@@ -49,7 +49,8 @@ pub struct Args {
     /// files if this one fails.
     #[arg(long)]
     pub resume: bool,
-    /// Overwrite existing files at the destination.
+    /// Overwrite existing files at the destination (a server replaces files only if it
+    /// runs with --allow-overwrite).
     #[arg(long)]
     pub force: bool,
     /// No progress bar and no summary.
@@ -119,10 +120,7 @@ fn dispatch(
     dst: &Operand,
     reporter: &Reporter,
 ) -> anyhow::Result<Summary> {
-    let opts = ReceiveOptions {
-        force: args.force,
-        resume: args.resume,
-    };
+    let opts = ReceiveOptions::new(args.force, args.resume);
     let all_local = srcs.iter().all(|s| matches!(s, Operand::Local(_)));
     if srcs.iter().chain([dst]).any(Operand::is_ssh) {
         return crate::ssh::client::copy(args, srcs, dst, opts, reporter);

@@ -2,14 +2,24 @@
 //! clients, on one UDP port (the first 4 bytes of each connection tell the protocols apart;
 //! see [`crate::transfer::protocol`]).
 //!
-//! One thread per connection, at most [`MAX_CONNECTIONS`] at once (more are closed at once),
-//! each giving up after [`IDLE_TIMEOUT`] without progress in either direction. Clients may read and write anywhere under `--root` and
-//! nowhere else; existing files are replaced only when the client asks (`--force`).
-//! Prints `listening on ADDR` on stdout once ready, then one line per connection on stderr.
+//! Secure by default, until connections are authenticated: without keys it listens only on
+//! loopback unless `--insecure-public` is given, and is then read-only unless
+//! `--allow-writes` is given too; `--read-only` refuses every upload. Classic clients can
+//! only download. Existing files are replaced only with `--allow-overwrite` *and* a client
+//! that asks (`udt cp --force`). Clients stay under `--root`.
+//!
+//! One thread per connection, at most [`MAX_CONNECTIONS`] at once and `--max-per-address`
+//! from one IP address (more are closed at once); each connection's slot is released by a
+//! guard, even if its thread panics. Each connection has a deadline for its progress (see
+//! [`crate::transfer::watchdog`]) besides [`IDLE_TIMEOUT`] per read or write.
+//! Prints `listening on ADDR` on stdout once ready, then one line per connection on stderr,
+//! with anything the peer chose (names, messages) escaped.
+
+mod slots;
 
 use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
@@ -17,12 +27,20 @@ use std::time::Duration;
 use anyhow::Context;
 use udt::{UdtListener, UdtStream};
 
+use crate::text::terminal_safe;
 use crate::transfer::legacy::LegacyServed;
-use crate::transfer::paths::Root;
-use crate::transfer::session::{serve_connection, Served};
+use crate::transfer::paths::{umask, Root};
+use crate::transfer::session::{serve_connection, Policy, Served};
+use crate::UsageError;
+pub use slots::{Slot, Slots};
+use udt_units::parse_size;
 
-/// Connections served at once; each may hold 16 MiB of transfer buffers.
+/// Connections served at once; each may hold 16 MiB of transfer buffers and 64 MiB of
+/// manifest.
 pub const MAX_CONNECTIONS: usize = 64;
+
+/// Default for `--max-per-address`.
+pub const MAX_PER_ADDRESS: u32 = 8;
 
 /// How long a read or write may wait for the peer (a client that stalls or stops reading).
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
@@ -33,12 +51,35 @@ pub struct Args {
     /// The directory served: clients read and write only under it.
     #[arg(long, default_value = ".")]
     pub root: PathBuf,
-    /// The address to listen on.
-    #[arg(short = 'l', long = "listen", default_value = "0.0.0.0")]
+    /// The address to listen on. Anything but loopback needs --insecure-public.
+    #[arg(short = 'l', long = "listen", default_value = "127.0.0.1")]
     pub listen: String,
     /// The UDP port (0: any free port, printed at start).
     #[arg(short = 'p', long, default_value_t = 9000)]
     pub port: u16,
+    /// Listen on a non-loopback address although connections are not authenticated:
+    /// anyone who can reach the port can read every file under --root. Read-only unless
+    /// --allow-writes is given too.
+    #[arg(long)]
+    pub insecure_public: bool,
+    /// With --insecure-public: let anyone who can reach the port upload files.
+    #[arg(long, conflicts_with = "read_only")]
+    pub allow_writes: bool,
+    /// Refuse every upload.
+    #[arg(long)]
+    pub read_only: bool,
+    /// Replace existing files when a client asks (udt cp --force). Without it, uploads never
+    /// replace a file (resuming a partial file is not replacing).
+    #[arg(long)]
+    pub allow_overwrite: bool,
+    /// Largest file a client may upload (bytes, or with K, M, G, T). Default: no limit
+    /// beyond the free space, which is checked before an upload starts.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub max_file_size: Option<u64>,
+    /// Connections at once from one IP address.
+    #[arg(long, value_name = "N", default_value_t = MAX_PER_ADDRESS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_per_address: u32,
     /// Congestion control when this side sends (downloads): `model` holds its rate through
     /// random loss and long round trips, `native` is UDT4's DAIMD as in libudt.
     #[arg(long, value_name = "NAME", default_value = super::cp::DEFAULT_CC,
@@ -48,38 +89,73 @@ pub struct Args {
 
 /// Runs `udt serve` (until killed).
 pub fn run(args: Args) -> anyhow::Result<()> {
+    let policy = policy(&args)?;
     let root = Root::new(&args.root).with_context(|| format!("--root {}", args.root.display()))?;
     let options = super::cp::transfer_options(&args.cc)?;
+    umask(); // read once before any thread starts
     let listener = UdtListener::bind_with((args.listen.as_str(), args.port), options)
         .with_context(|| format!("listening on {}:{}", args.listen, args.port))?;
     let addr = listener.local_addr()?;
     let mut out = std::io::stdout();
-    writeln!(out, "listening on {addr}, serving {}", root.dir().display())?;
+    let access = if policy.read_only {
+        "read-only"
+    } else {
+        "read-write"
+    };
+    writeln!(
+        out,
+        "listening on {addr}, serving {} ({access})",
+        root.dir().display()
+    )?;
     out.flush()?;
-    let active = Arc::new(AtomicUsize::new(0));
+    let slots = Arc::new(Slots::new(MAX_CONNECTIONS, args.max_per_address as usize));
     loop {
         let (stream, peer) = listener.accept().context("accepting a connection")?;
-        if active.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
-            active.fetch_sub(1, Ordering::AcqRel);
-            eprintln!("udt serve: {peer}: refused, {MAX_CONNECTIONS} connections already");
-            stream.set_linger(None);
-            continue; // dropping the stream closes it
-        }
+        let slot = match slots.acquire(peer.ip()) {
+            Ok(slot) => slot,
+            Err(why) => {
+                eprintln!("udt serve: {peer}: refused, {why}");
+                stream.set_linger(None);
+                continue; // dropping the stream closes it
+            }
+        };
         let root = root.clone();
-        let active = Arc::clone(&active);
         thread::spawn(move || {
-            handle(stream, peer, &root);
-            active.fetch_sub(1, Ordering::AcqRel);
+            let _slot = slot; // released when this thread ends, even by a panic
+            handle(stream, peer, &root, policy);
         });
     }
 }
 
+/// What the flags allow, or a usage error when the address is public and not acknowledged.
+fn policy(args: &Args) -> anyhow::Result<Policy> {
+    let addrs: Vec<SocketAddr> = (args.listen.as_str(), args.port)
+        .to_socket_addrs()
+        .with_context(|| format!("--listen {}", args.listen))?
+        .collect();
+    let public = addrs.iter().any(|a| !a.ip().is_loopback());
+    if public && !args.insecure_public {
+        return Err(UsageError(format!(
+            "refusing to listen on {} without keys: anyone who can reach it could read the files \
+             under --root; listen on loopback (-l 127.0.0.1) or pass --insecure-public \
+             (read-only unless --allow-writes)",
+            args.listen
+        ))
+        .into());
+    }
+    Ok(Policy {
+        read_only: args.read_only || (public && !args.allow_writes),
+        allow_overwrite: args.allow_overwrite,
+        max_file_size: args.max_file_size,
+    })
+}
+
 /// Serve one connection and log what happened.
-fn handle(stream: UdtStream, peer: std::net::SocketAddr, root: &Root) {
+fn handle(stream: UdtStream, peer: SocketAddr, root: &Root, policy: Policy) {
     // Cannot fail: both timeouts are non-zero.
     let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
     let _ = stream.set_write_timeout(Some(IDLE_TIMEOUT));
-    let result = serve_connection(&stream, root);
+    let result = serve_connection(&stream, root, policy);
     let line = match &result {
         Ok(Served::Sent(s)) => format!("sent {} entries, {} bytes", s.files, s.transferred),
         Ok(Served::Received(s)) => {
@@ -93,6 +169,6 @@ fn handle(stream: UdtStream, peer: std::net::SocketAddr, root: &Root) {
         }
         Err(e) => format!("error: {e}"),
     };
-    eprintln!("udt serve: {peer}: {line}");
+    eprintln!("udt serve: {peer}: {}", terminal_safe(&line));
     let _ = stream.close();
 }

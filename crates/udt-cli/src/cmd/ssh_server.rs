@@ -25,7 +25,7 @@ use crate::ssh::oneshot::{await_proven, bind, fresh_key, ssh_server_addr};
 use crate::ssh::ready::Ready;
 use crate::ssh::PortRange;
 use crate::transfer::paths::Root;
-use crate::transfer::session::serve_connection;
+use crate::transfer::session::{serve_connection, Policy};
 
 /// Default for `--idle-timeout`: how long to wait for the client that holds the key.
 pub const IDLE_SECS: u64 = 30;
@@ -81,7 +81,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let _ = stream.set_write_timeout(Some(super::serve::IDLE_TIMEOUT));
     // The remote user's own permissions are the limit: serve the whole file system.
     let root = Root::new(Path::new("/")).context("opening /")?;
-    let served = serve_connection(&stream, &root);
+    // The user asked for this transfer over their own login: their --force decides.
+    let policy = Policy {
+        allow_overwrite: true,
+        ..Policy::default()
+    };
+    let served = serve_connection(&stream, &root, policy);
     if served.is_ok() {
         STAGE.store(DONE, Ordering::Release);
     }

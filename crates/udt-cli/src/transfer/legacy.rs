@@ -7,21 +7,27 @@
 //! (not [`udt::classic::serve_one`]) because `udt serve` has already read the first 4 bytes
 //! to tell the protocols apart, and because it resolves names with [`Root`]'s rules.
 
-use std::fs::{self, OpenOptions};
+use std::cell::Cell;
+use std::fs::{self, File};
 use std::io::{Read, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::Path;
+use std::rc::Rc;
 
 use udt::classic::{encode_request, MAX_NAME_BYTES};
 use udt::UdtStream;
 
 use super::error::{ErrorCode, Result, TransferError};
-use super::paths::{open_nofollow, RelPath, Root};
-use super::resume::part_path;
+use super::paths::{open_regular, umask, RelPath, Root};
+use super::resume::{create_unique_part, rename_noreplace};
+use super::watchdog::{Watchdog, Watched};
 use super::{Observer, Summary};
 
 /// The size a classic server sends for a file it will not serve.
 const REFUSED: i64 = -1;
+
+/// Bytes read from the file per write when serving.
+const CHUNK: usize = 1 << 20;
 
 /// Bytes received per `recv_file` call between progress reports.
 const SLICE: u64 = 16 << 20;
@@ -45,9 +51,17 @@ pub enum LegacyServed {
     },
 }
 
-/// Answer a classic client whose first 4 bytes (its name length) were `first`.
-pub fn serve_classic(stream: &UdtStream, first: [u8; 4], root: &Root) -> Result<LegacyServed> {
+/// Answer a classic client whose first 4 bytes (its name length) were `first`. Only ever
+/// a download (the classic protocol has no upload); the client's reading and writing are
+/// accounted to `dog`, so that a slow one cannot hold the connection.
+pub fn serve_classic(
+    stream: &UdtStream,
+    first: [u8; 4],
+    root: &Root,
+    dog: Watchdog,
+) -> Result<LegacyServed> {
     let io = |e: &std::io::Error| TransferError::io("connection", e);
+    let mut watched = Watched::new(stream, Rc::new(Cell::new(dog)));
     let len = i32::from_ne_bytes(first);
     let refuse = |name: String, reason: String| -> Result<LegacyServed> {
         (&*stream)
@@ -60,12 +74,12 @@ pub fn serve_classic(stream: &UdtStream, first: [u8; 4], root: &Root) -> Result<
         _ => return refuse(String::new(), format!("name length {len}")),
     };
     let mut name = vec![0u8; len];
-    (&*stream).read_exact(&mut name).map_err(|e| io(&e))?;
+    watched.read_exact(&mut name).map_err(|e| io(&e))?;
     let shown = String::from_utf8_lossy(&name).into_owned();
     let opened = RelPath::parse_request(&name).and_then(|rel| {
         let rel = rel.ok_or_else(|| TransferError::new(ErrorCode::PathRefused, "empty name"))?;
         let path = root.resolve_existing(Some(&rel))?;
-        let file = open_nofollow(&path).map_err(|e| TransferError::io(&shown, &e))?;
+        let file = open_regular(&path).map_err(|e| TransferError::io(&shown, &e))?;
         let meta = file.metadata().map_err(|e| TransferError::io(&shown, &e))?;
         if !meta.is_file() {
             return Err(TransferError::new(
@@ -80,14 +94,36 @@ pub fn serve_classic(stream: &UdtStream, first: [u8; 4], root: &Root) -> Result<
         Err(e) => return refuse(shown, e.message),
     };
     let announced = i64::try_from(size).unwrap_or(i64::MAX);
-    (&*stream)
+    watched
         .write_all(&announced.to_ne_bytes())
         .map_err(|e| io(&e))?;
-    let sent = stream.send_file(&file, 0, size).map_err(|e| io(&e))?;
+    let sent = copy_file(&file, size, &mut watched).map_err(|e| io(&e))?;
+    watched.flush().map_err(|e| io(&e))?;
     Ok(LegacyServed::File {
         name: shown,
         bytes: sent,
     })
+}
+
+/// `size` bytes of `file` to `out` (as `UdtStream::send_file`, but through the watchdog).
+fn copy_file(file: &File, size: u64, out: &mut impl Write) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; usize::try_from(size).map_or(CHUNK, |s| s.min(CHUNK))];
+    let mut sent = 0u64;
+    while sent < size {
+        let want = buf
+            .len()
+            .min(usize::try_from(size - sent).unwrap_or(buf.len()));
+        let n = file.read_at(&mut buf[..want], sent)?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                format!("file shrank while being sent, after {sent} of {size} bytes"),
+            ));
+        }
+        out.write_all(&buf[..n])?;
+        sent += n as u64;
+    }
+    Ok(sent)
 }
 
 /// Fetch `name` from a classic `sendfile` server into `dest` (a directory, or the file's
@@ -114,7 +150,7 @@ pub fn fetch(
     };
     let target = legacy_target(name, dest, force)?;
     obs.start(1, size);
-    let got = receive_to(stream, &target, size, obs)?;
+    let got = receive_to(stream, &target, size, force, obs)?;
     Ok(Summary {
         files: 1,
         bytes: size,
@@ -145,38 +181,44 @@ fn legacy_target(name: &str, dest: &Path, force: bool) -> Result<std::path::Path
     Ok(target)
 }
 
-/// Receive `size` bytes into `target` through its partial file.
-fn receive_to(stream: &UdtStream, target: &Path, size: u64, obs: &dyn Observer) -> Result<u64> {
-    let part = part_path(target);
+/// Receive `size` bytes into `target` through a partial file of its own (0600 until
+/// complete, then the umask's mode), renamed over an existing file only with `force`.
+fn receive_to(
+    stream: &UdtStream,
+    target: &Path,
+    size: u64,
+    force: bool,
+    obs: &dyn Observer,
+) -> Result<u64> {
     let shown = target.display();
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW)
-        .open(&part)
-        .map_err(|e| TransferError::io(&shown, &e))?;
+    let (part, file) = create_unique_part(target).map_err(|e| TransferError::io(&shown, &e))?;
+    let failed = |err: TransferError| {
+        let _ = fs::remove_file(&part);
+        err
+    };
     let mut got = 0u64;
     while got < size {
         let want = SLICE.min(size - got);
-        let n = match stream.recv_file(&file, got, want) {
-            Ok(n) => n,
-            Err(e) => {
-                let _ = fs::remove_file(&part);
-                return Err(TransferError::io(&shown, &e));
-            }
-        };
+        let n = stream
+            .recv_file(&file, got, want)
+            .map_err(|e| failed(TransferError::io(&shown, &e)))?;
         got += n;
         obs.progress(n);
         if n < want {
-            let _ = fs::remove_file(&part);
-            return Err(TransferError::new(
+            return Err(failed(TransferError::new(
                 ErrorCode::Io,
                 format!("{shown}: the server closed after {got} of {size} bytes"),
-            ));
+            )));
         }
     }
-    fs::rename(&part, target).map_err(|e| TransferError::io(&shown, &e))?;
+    let mode = 0o666 & !umask();
+    file.set_permissions(fs::Permissions::from_mode(mode))
+        .map_err(|e| failed(TransferError::io(&shown, &e)))?;
+    let placed = if force {
+        fs::rename(&part, target)
+    } else {
+        rename_noreplace(&part, target)
+    };
+    placed.map_err(|e| failed(TransferError::io(&shown, &e)))?;
     Ok(got)
 }

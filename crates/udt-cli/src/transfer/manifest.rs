@@ -6,6 +6,7 @@
 //! contents; names are sorted so that runs are reproducible. Symbolic links inside a walked
 //! tree are skipped (following them could copy things far outside what was named).
 
+use std::collections::BTreeSet;
 use std::fs::{self, Metadata};
 use std::io::Read;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -16,8 +17,55 @@ use super::error::{ErrorCode, Result, TransferError};
 use super::paths::RelPath;
 use super::protocol::{Frame, FrameReader};
 
-/// Most entries one manifest may hold (bounds the receiver's memory: ~100 bytes each).
+/// Most entries one manifest may hold (the [`MANIFEST_BUDGET`] is usually reached first).
 pub const MAX_ENTRIES: u64 = 1 << 22;
+
+/// Memory one connection may spend on its manifest and the per-entry state derived from it
+/// (entries, names, the duplicate check, resumable prefixes), whatever the peer announces:
+/// about 600,000 entries with short names.
+pub const MANIFEST_BUDGET: usize = 64 << 20;
+
+/// What one entry costs the budget: the entry, twice over for the vector's growth, plus its
+/// name and an index for the duplicate check.
+fn entry_cost(entry: &Entry) -> usize {
+    2 * size_of::<Entry>() + entry.path.as_bytes().len() + 4
+}
+
+/// The rest of a connection's [`MANIFEST_BUDGET`].
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    left: usize,
+}
+
+impl Budget {
+    /// A budget of `bytes`.
+    pub fn new(bytes: usize) -> Self {
+        Self { left: bytes }
+    }
+
+    /// Spend `bytes`, or fail saying what did not fit.
+    pub fn charge(&mut self, bytes: usize, what: &str) -> Result<()> {
+        match self.left.checked_sub(bytes) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => Err(TransferError::new(
+                ErrorCode::Unsupported,
+                format!(
+                    "{what}: over the {} MiB a transfer may use for its list of files",
+                    MANIFEST_BUDGET >> 20
+                ),
+            )),
+        }
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self::new(MANIFEST_BUDGET)
+    }
+}
 
 /// What an entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +142,10 @@ pub struct Manifest {
     pub entries: Vec<Entry>,
     /// For each entry, the local path it was found at.
     pub sources: Vec<PathBuf>,
+    /// The top-level names so far (two sources may not share one).
+    tops: BTreeSet<RelPath>,
+    /// What is left of [`MANIFEST_BUDGET`].
+    budget: Budget,
 }
 
 impl Manifest {
@@ -105,6 +157,15 @@ impl Manifest {
     /// Add `source` under the name `name`, walking directories when `recursive`.
     pub fn add(&mut self, source: &Path, name: RelPath, recursive: bool) -> Result<()> {
         let meta = fs::metadata(source).map_err(|e| TransferError::io(name.display(), &e))?;
+        if !self.tops.insert(name.clone()) {
+            return Err(TransferError::new(
+                ErrorCode::Unsupported,
+                format!(
+                    "{}: named twice (sources must have different names)",
+                    name.display()
+                ),
+            ));
+        }
         if meta.is_dir() && !recursive {
             return Err(TransferError::new(
                 ErrorCode::IsDirectory,
@@ -154,14 +215,20 @@ impl Manifest {
                 format!("more than {MAX_ENTRIES} files in one transfer"),
             ));
         }
+        let cost = entry_cost(&entry) + 2 * size_of::<PathBuf>() + source.as_os_str().len();
+        self.budget.charge(cost, &entry.path.display())?;
         self.entries.push(entry);
         self.sources.push(source);
         Ok(())
     }
 }
 
-/// Read the sender's manifest: entries up to `ManifestEnd`, within [`MAX_ENTRIES`].
-pub fn read_manifest<R: Read>(reader: &mut FrameReader<R>) -> Result<Vec<Entry>> {
+/// Read the sender's manifest: entries up to `ManifestEnd`, within [`MAX_ENTRIES`] and
+/// `budget`, refusing duplicate paths.
+pub fn read_manifest<R: Read>(
+    reader: &mut FrameReader<R>,
+    budget: &mut Budget,
+) -> Result<Vec<Entry>> {
     let mut entries = Vec::new();
     loop {
         match reader.next_frame()? {
@@ -172,9 +239,13 @@ pub fn read_manifest<R: Read>(reader: &mut FrameReader<R>) -> Result<Vec<Entry>>
                 if e.kind == EntryKind::Dir && e.size != 0 {
                     return Err(TransferError::protocol("directory entry with a size"));
                 }
+                budget.charge(entry_cost(&e), "the manifest")?;
                 entries.push(e);
             }
-            Frame::ManifestEnd { count } if count == entries.len() as u64 => return Ok(entries),
+            Frame::ManifestEnd { count } if count == entries.len() as u64 => {
+                refuse_duplicates(&entries)?;
+                return Ok(entries);
+            }
             Frame::ManifestEnd { count } => {
                 return Err(TransferError::protocol(format!(
                     "manifest announced {count} entries but sent {}",
@@ -195,6 +266,23 @@ pub fn read_manifest<R: Read>(reader: &mut FrameReader<R>) -> Result<Vec<Entry>>
             }
         }
     }
+}
+
+/// Two entries with one path would have the second replace the first (and its digest check
+/// vouch for the wrong file): refused. Sorting indices costs 4 bytes an entry, charged.
+fn refuse_duplicates(entries: &[Entry]) -> Result<()> {
+    let mut order: Vec<u32> = (0..entries.len() as u32).collect(); // fits: MAX_ENTRIES
+    order.sort_unstable_by(|&a, &b| entries[a as usize].path.cmp(&entries[b as usize].path));
+    for pair in order.windows(2) {
+        let path = &entries[pair[0] as usize].path;
+        if *path == entries[pair[1] as usize].path {
+            return Err(TransferError::protocol(format!(
+                "{}: listed twice in the manifest",
+                path.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

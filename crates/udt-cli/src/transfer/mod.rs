@@ -22,11 +22,17 @@ pub mod receiver;
 pub mod resume;
 pub mod sender;
 pub mod session;
+pub mod watchdog;
+
+use std::cell::Cell;
+use std::io::{Read, Write};
+use std::rc::Rc;
 
 use udt::UdtStream;
 
 pub use error::{ErrorCode, TransferError};
 use protocol::{Frame, FrameReader, FrameWriter};
+use watchdog::{Watchdog, Watched};
 
 /// Progress callbacks, called from the transfer's threads.
 pub trait Observer: Sync {
@@ -60,24 +66,56 @@ pub struct Summary {
 }
 
 /// Both directions of one connection, as frames.
-#[derive(Debug)]
 pub struct Link<'a> {
-    /// The stream (for its receive-queue state).
-    pub stream: &'a UdtStream,
+    /// The stream, when there is one (for its receive-queue state).
+    stream: Option<&'a UdtStream>,
     /// Incoming frames.
-    pub reader: FrameReader<&'a UdtStream>,
+    pub reader: FrameReader<Box<dyn Read + 'a>>,
     /// Outgoing frames.
-    pub writer: FrameWriter<&'a UdtStream>,
+    pub writer: FrameWriter<Box<dyn Write + 'a>>,
+}
+
+impl std::fmt::Debug for Link<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Link")
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a> Link<'a> {
     /// Frames over `stream` (positioned after the magic).
     pub fn new(stream: &'a UdtStream) -> Self {
         Self {
-            stream,
-            reader: FrameReader::new(stream),
-            writer: FrameWriter::new(stream),
+            stream: Some(stream),
+            reader: FrameReader::new(Box::new(stream)),
+            writer: FrameWriter::new(Box::new(stream)),
         }
+    }
+
+    /// Frames over `stream`, both directions accounted to one [`Watchdog`] (the server's
+    /// deadline for the whole transfer's progress).
+    pub fn watched(stream: &'a UdtStream, dog: Watchdog) -> Self {
+        let dog = Rc::new(Cell::new(dog));
+        Self {
+            stream: Some(stream),
+            reader: FrameReader::new(Box::new(Watched::new(stream, Rc::clone(&dog)))),
+            writer: FrameWriter::new(Box::new(Watched::new(stream, dog))),
+        }
+    }
+
+    /// Frames read from `input` and written to `output` (tests and fuzzing).
+    pub fn over(input: impl Read + 'a, output: impl Write + 'a) -> Self {
+        Self {
+            stream: None,
+            reader: FrameReader::new(Box::new(input)),
+            writer: FrameWriter::new(Box::new(output)),
+        }
+    }
+
+    /// Whether the peer has sent something not read yet (always false without a stream).
+    pub fn peer_has_data(&self) -> bool {
+        self.stream.is_some_and(|s| s.recv_data_pkts() > 0)
     }
 
     /// Send queued frames (without waiting for their acknowledgement).
@@ -96,10 +134,16 @@ impl<'a> Link<'a> {
 
     /// Tell the peer about a local failure (best effort) and hand the error back. Errors
     /// that came from the peer are not echoed.
+    /// The report goes straight to the stream, past the watchdog (whose allowance may be
+    /// what ran out), bounded by the stream's own write timeout.
     pub fn fail(&mut self, err: TransferError) -> TransferError {
         if !err.remote {
             let _ = self.send(&Frame::error(&err));
-            let _ = self.push();
+            if let Some(mut stream) = self.stream {
+                let _ = self.writer.write_pending_to(&mut stream);
+            } else {
+                let _ = self.push();
+            }
         }
         err
     }

@@ -17,6 +17,7 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use super::error::{ErrorCode, Result, TransferError};
 
@@ -214,9 +215,19 @@ impl Root {
     }
 }
 
+/// Most directories one connection may create (a manifest of deep paths would otherwise
+/// create thousands per entry).
+#[cfg(not(test))]
+pub const MAX_DIRS_CREATED: usize = 100_000;
+
+/// Small in unit tests, so that hitting it is quick.
+#[cfg(test)]
+pub const MAX_DIRS_CREATED: usize = 1_000;
+
 /// Create `base/rel`'s directories one by one (like `mkdir -p`), refusing symbolic links
-/// and non-directories on the way; `base` itself must exist. Returns the directory path.
-pub fn create_dirs(base: &Path, rel: &RelPath) -> Result<PathBuf> {
+/// and non-directories on the way; `base` itself must exist. Each directory created is taken
+/// from `allowance`; none left is an error. Returns the directory path.
+pub fn create_dirs(base: &Path, rel: &RelPath, allowance: &mut usize) -> Result<PathBuf> {
     let mut path = base.to_path_buf();
     for name in rel.names() {
         path.push(name);
@@ -237,6 +248,16 @@ pub fn create_dirs(base: &Path, rel: &RelPath) -> Result<PathBuf> {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Err(TransferError::io(rel.display(), &e)),
         }
+        let Some(left) = allowance.checked_sub(1) else {
+            return Err(TransferError::new(
+                ErrorCode::Unsupported,
+                format!(
+                    "{}: more than {MAX_DIRS_CREATED} directories in one transfer",
+                    rel.display()
+                ),
+            ));
+        };
+        *allowance = left;
         match fs::create_dir(&path) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => {}
@@ -246,12 +267,49 @@ pub fn create_dirs(base: &Path, rel: &RelPath) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Open a file for reading without following a final symbolic link.
+/// Open a file for reading without following a final symbolic link, and without blocking
+/// on a FIFO or device swapped in after a check (`O_NONBLOCK`); the caller checks the kind
+/// (or uses [`open_regular`]).
 pub fn open_nofollow(path: &Path) -> io::Result<File> {
     OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
+}
+
+/// [`open_nofollow`], refusing anything but a regular file (FIFOs, devices, sockets,
+/// directories) before a byte is read. `O_NONBLOCK` has no effect on regular files.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let file = open_nofollow(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    Ok(file)
+}
+
+/// The error for a special file where a regular one was expected.
+pub fn not_regular() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
+}
+
+/// The process's file-creation mask, read once (from `/proc/self/status`, else by setting
+/// and restoring it, which `udt serve` and `udt cp` do before starting other threads).
+pub fn umask() -> u32 {
+    static MASK: OnceLock<u32> = OnceLock::new();
+    *MASK.get_or_init(|| {
+        let from_proc = fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+            let line = s.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+            u32::from_str_radix(line.trim(), 8).ok()
+        });
+        from_proc.unwrap_or_else(|| {
+            // SAFETY: umask cannot fail; the old mask is put back at once.
+            unsafe {
+                let old = libc::umask(0o077);
+                libc::umask(old);
+                old
+            }
+        })
+    })
 }
 
 #[cfg(test)]

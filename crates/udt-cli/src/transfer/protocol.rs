@@ -151,17 +151,9 @@ mod kind {
 impl Frame {
     /// An `Error` frame for a local failure.
     pub fn error(err: &TransferError) -> Self {
-        let mut message = err.message.clone();
-        if message.len() > MAX_MESSAGE {
-            let mut cut = MAX_MESSAGE;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-        }
         Self::Error {
             code: err.code,
-            message,
+            message: cut(err.message.clone()),
         }
     }
 
@@ -276,7 +268,7 @@ impl Frame {
             },
             kind::ERROR => Self::Error {
                 code: ErrorCode::from_wire(r.u8()?),
-                message: String::from_utf8_lossy(r.rest()).into_owned(),
+                message: cut(String::from_utf8_lossy(r.rest()).into_owned()),
             },
             other => {
                 return Err(TransferError::protocol(format!(
@@ -292,6 +284,18 @@ impl Frame {
         }
         Ok(frame)
     }
+}
+
+/// `message` cut to [`MAX_MESSAGE`] bytes (both when sending and when a peer sent more).
+fn cut(mut message: String) -> String {
+    if message.len() > MAX_MESSAGE {
+        let mut at = MAX_MESSAGE;
+        while !message.is_char_boundary(at) {
+            at -= 1;
+        }
+        message.truncate(at);
+    }
+    message
 }
 
 fn parse_get(r: &mut Cursor<'_>) -> Result<Frame> {
@@ -585,6 +589,14 @@ impl<W: Write> FrameWriter<W> {
             self.inner.write_all(&self.pending)?;
             self.pending.clear();
         }
+        Ok(())
+    }
+
+    /// Write everything queued to `out` instead of the wrapped stream (an error report that
+    /// must bypass a wrapper).
+    pub fn write_pending_to(&mut self, out: &mut impl Write) -> io::Result<()> {
+        out.write_all(&self.pending)?;
+        self.pending.clear();
         Ok(())
     }
 

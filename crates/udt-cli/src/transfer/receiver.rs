@@ -1,6 +1,7 @@
-//! The receiving role: read the manifest, decide where every entry lands and refuse what
-//! must not happen (overwrite without `--force`, a path through a symbolic link), offer
-//! resumable prefixes, then take the files.
+//! The receiving role: read the manifest (within a memory budget, no duplicates), check it
+//! (only what was asked for, sizes, free space), decide where every entry lands and refuse
+//! what must not happen (replacing a file that may not be replaced, a path through a
+//! symbolic link, a special file), offer resumable prefixes, then take the files.
 //!
 //! Disk and network overlap: this thread reads `Data` frames into a pool of buffers and
 //! hashes each one while it is still in cache, and a write-behind thread (`writer`) writes
@@ -11,41 +12,82 @@
 //! (a full disk, a mismatched digest, a broken connection) stops both; the peer is told in
 //! an `Error` frame, and the partial file is removed unless `--resume` was asked.
 
+mod checks;
 mod placement;
+#[cfg(test)]
+mod tests;
 mod writer;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::mpsc;
 use std::thread;
 
 use super::error::{ErrorCode, Result, TransferError};
-use super::manifest::{read_manifest, Entry, EntryKind};
+use super::manifest::{read_manifest, Budget, Entry, EntryKind};
+use super::paths::MAX_DIRS_CREATED;
 use super::protocol::{DataBuf, Frame, Incoming};
-use super::resume::existing_prefix;
+use super::resume::{existing_prefix, Prefix};
 use super::{unexpected, Link, Observer, Summary};
+pub use checks::Accept;
 pub use placement::Placement;
 use writer::{Job, Writer};
 
 /// Receive buffers in flight (1 MiB each).
 const POOL_BUFFERS: usize = 8;
 
-/// How the receiver treats existing files.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ReceiveOptions {
-    /// Overwrite existing files.
-    pub force: bool,
-    /// Keep partial files on failure; continue existing ones.
-    pub resume: bool,
+/// Whether an existing file may be replaced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Replace {
+    /// Not asked for: an existing file is an error that suggests `--force`.
+    #[default]
+    Never,
+    /// Asked for (`--force`) but the server does not allow it (`udt serve` without
+    /// `--allow-overwrite`): an existing file is an error that says so.
+    Refused,
+    /// Replace existing files.
+    Allowed,
 }
 
-/// Receive into `dest` (see [`Placement::decide`] for where entries land).
+/// How the receiver treats existing files, and the limits it enforces.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReceiveOptions {
+    /// Whether existing files are replaced.
+    pub replace: Replace,
+    /// Keep partial files on failure; continue existing ones.
+    pub resume: bool,
+    /// Refuse any file larger than this (`udt serve --max-file-size`).
+    pub max_file_size: Option<u64>,
+}
+
+impl ReceiveOptions {
+    /// A client's options: `force` replaces local files (the client's own decision).
+    pub fn new(force: bool, resume: bool) -> Self {
+        Self {
+            replace: if force {
+                Replace::Allowed
+            } else {
+                Replace::Never
+            },
+            resume,
+            max_file_size: None,
+        }
+    }
+}
+
+/// The resumable prefixes found, by manifest index (only files that have one).
+type Plan = BTreeMap<usize, Prefix>;
+
+/// Receive into `dest` (see [`Placement::decide`] for where entries land), taking only the
+/// entries `accept` allows.
 pub fn receive(
     link: &mut Link<'_>,
     dest: &Path,
     opts: ReceiveOptions,
+    accept: &Accept,
     obs: &dyn Observer,
 ) -> Result<Summary> {
-    let result = receive_inner(link, dest, opts, obs);
+    let result = receive_inner(link, dest, opts, accept, obs);
     result.map_err(|e| link.fail(e))
 }
 
@@ -53,19 +95,22 @@ fn receive_inner(
     link: &mut Link<'_>,
     dest: &Path,
     opts: ReceiveOptions,
+    accept: &Accept,
     obs: &dyn Observer,
 ) -> Result<Summary> {
-    let entries = read_manifest(&mut link.reader)?;
+    let mut budget = Budget::default();
+    let entries = read_manifest(&mut link.reader, &mut budget)?;
+    accept.check(&entries)?;
+    checks::sizes(&entries, opts.max_file_size)?;
     let placement = Placement::decide(dest, &entries)?;
-    let plan = prepare(&placement, &entries, opts)?;
-    for (index, prefix) in plan.iter().enumerate() {
-        if let Some(p) = prefix {
-            link.send(&Frame::Resume {
-                index: index as u32, // fits: MAX_ENTRIES is 2^22
-                offset: p.len,
-                digest: p.digest(),
-            })?;
-        }
+    let plan = prepare(&placement, &entries, opts, &mut budget)?;
+    checks::free_space(placement.base(), &entries, &plan)?;
+    for (&index, prefix) in &plan {
+        link.send(&Frame::Resume {
+            index: index as u32, // fits: MAX_ENTRIES is 2^22
+            offset: prefix.len,
+            digest: prefix.digest(),
+        })?;
     }
     link.send(&Frame::Go)?;
     link.push()?;
@@ -82,22 +127,26 @@ fn receive_inner(
     Ok(summary)
 }
 
-/// Check every destination and create the directories; returns each file's resumable
-/// prefix.
+/// Check every destination and create the directories (at most [`MAX_DIRS_CREATED`]);
+/// returns the resumable prefixes, each charged to `budget`.
 fn prepare(
     placement: &Placement,
     entries: &[Entry],
     opts: ReceiveOptions,
-) -> Result<Vec<Option<super::resume::Prefix>>> {
-    let mut plan = Vec::with_capacity(entries.len());
-    for entry in entries {
-        let target = placement.prepare(entry, opts.force)?;
-        let prefix = match (entry.kind, opts.resume) {
-            (EntryKind::File, true) => existing_prefix(&target, entry.size)
-                .map_err(|e| TransferError::io(entry.path.display(), &e))?,
-            _ => None,
-        };
-        plan.push(prefix);
+    budget: &mut Budget,
+) -> Result<Plan> {
+    let mut plan = Plan::new();
+    let mut dirs = MAX_DIRS_CREATED;
+    for (index, entry) in entries.iter().enumerate() {
+        let target = placement.prepare(entry, opts.replace, &mut dirs)?;
+        if entry.kind == EntryKind::File && opts.resume {
+            let prefix = existing_prefix(&target, entry.size)
+                .map_err(|e| TransferError::io(entry.path.display(), &e))?;
+            if let Some(prefix) = prefix {
+                budget.charge(size_of::<Prefix>() + 64, "the resumable files")?;
+                plan.insert(index, prefix);
+            }
+        }
     }
     Ok(plan)
 }
@@ -107,7 +156,7 @@ fn take_files(
     link: &mut Link<'_>,
     placement: &Placement,
     entries: &[Entry],
-    plan: Vec<Option<super::resume::Prefix>>,
+    plan: Plan,
     opts: ReceiveOptions,
     obs: &dyn Observer,
 ) -> Result<Summary> {
@@ -135,7 +184,7 @@ fn take_files(
 fn read_frames(
     link: &mut Link<'_>,
     entries: &[Entry],
-    mut plan: Vec<Option<super::resume::Prefix>>,
+    mut plan: Plan,
     jobs: mpsc::SyncSender<Job>,
     free: mpsc::Receiver<DataBuf>,
     obs: &dyn Observer,
@@ -170,12 +219,12 @@ fn read_frames(
                 let Some(entry) = entry.filter(|_| !open && Some(index) == expected) else {
                     return Err(TransferError::protocol(format!("unexpected file {index}")));
                 };
-                let prefix = plan.get_mut(index).and_then(Option::take);
+                let prefix = plan.remove(&index);
                 let resume = match (offset, prefix) {
                     (0, _) => None,
                     (o, Some(p)) if o == p.len => {
-                        hasher = p.hasher;
-                        Some(p.len)
+                        hasher = p.hasher.clone();
+                        Some(Box::new(p))
                     }
                     _ => return Err(TransferError::protocol("resume offset not offered")),
                 };

@@ -18,7 +18,7 @@ use std::thread;
 
 use super::error::{Result, TransferError};
 use super::manifest::{EntryKind, Manifest};
-use super::paths::open_nofollow;
+use super::paths::open_regular;
 use super::protocol::{DataBuf, Digest, Frame, MAX_DATA};
 use super::resume::hash_prefix;
 use super::{unexpected, Link, Observer, Summary};
@@ -145,7 +145,7 @@ fn write_chunks(
 
 /// Fail with the receiver's `Error` if one has arrived.
 fn check_peer(link: &mut Link<'_>) -> Result<()> {
-    if link.stream.recv_data_pkts() > 0 {
+    if link.peer_has_data() {
         return Err(unexpected(link.reader.next_frame()?, "during data"));
     }
     Ok(())
@@ -153,7 +153,7 @@ fn check_peer(link: &mut Link<'_>) -> Result<()> {
 
 /// After a failed write: the receiver's reason if it sent one, else `err`.
 fn peer_error_or(link: &mut Link<'_>, err: TransferError) -> TransferError {
-    if link.stream.recv_data_pkts() > 0 {
+    if link.peer_has_data() {
         if let Ok(frame) = link.reader.next_frame() {
             return unexpected(frame, "during data");
         }
@@ -197,7 +197,7 @@ fn read_file(
     free: &Receiver<DataBuf>,
 ) -> Result<bool> {
     let what = source.display();
-    let file = open_nofollow(source).map_err(|e| TransferError::io(&what, &e))?;
+    let file = open_regular(source).map_err(|e| TransferError::io(&what, &e))?;
     let (offset, mut hasher) = match offer {
         Some((len, digest)) => match hash_prefix(&file, len) {
             Ok(h) if *h.finalize().as_bytes() == digest => (len, h),

@@ -11,7 +11,8 @@ use super::legacy::{self, LegacyServed};
 use super::manifest::Manifest;
 use super::paths::{RelPath, Root};
 use super::protocol::{is_magic, Frame, MAGIC, VERSION};
-use super::receiver::{self, ReceiveOptions};
+use super::receiver::{self, Accept, ReceiveOptions, Replace};
+use super::watchdog::Watchdog;
 use super::{sender, unexpected, Link, Observer, Quiet, Summary};
 
 /// Open the conversation: magic, version agreement.
@@ -40,9 +41,10 @@ pub fn download(
     obs: &dyn Observer,
 ) -> Result<Summary> {
     let mut link = client_hello(stream)?;
+    let accept = Accept::requested(&paths, recursive);
     link.send(&Frame::Get { recursive, paths })?;
     link.push()?;
-    receiver::receive(&mut link, dest, opts, obs)
+    receiver::receive(&mut link, dest, opts, &accept, obs)
 }
 
 /// Send `manifest` to `dest` (relative to the server's root; `None`: the root itself).
@@ -56,7 +58,7 @@ pub fn upload(
     let mut link = client_hello(stream)?;
     link.send(&Frame::Put {
         dest,
-        force: opts.force,
+        force: opts.replace == Replace::Allowed,
         resume: opts.resume,
     })?;
     link.push()?;
@@ -74,22 +76,35 @@ pub enum Served {
     Legacy(LegacyServed),
 }
 
-/// Serve one accepted connection under `root`, in whichever protocol its first 4 bytes
-/// announce (see [`super::protocol`]).
-pub fn serve_connection(stream: &UdtStream, root: &Root) -> Result<Served> {
+/// What a server allows its clients (`udt serve`'s flags).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// Refuse every upload.
+    pub read_only: bool,
+    /// Replace existing files when a client asks (`--force`).
+    pub allow_overwrite: bool,
+    /// Refuse files larger than this.
+    pub max_file_size: Option<u64>,
+}
+
+/// Serve one accepted connection under `root` as `policy` allows, in whichever protocol its
+/// first 4 bytes announce (see [`super::protocol`]). Classic clients can only download.
+pub fn serve_connection(stream: &UdtStream, root: &Root, policy: Policy) -> Result<Served> {
     let mut first = [0u8; 4];
     (&*stream)
         .read_exact(&mut first)
         .map_err(|e| TransferError::io("connection", &e))?;
     if !is_magic(first) {
-        return legacy::serve_classic(stream, first, root).map(Served::Legacy);
+        return legacy::serve_classic(stream, first, root, Watchdog::standard())
+            .map(Served::Legacy);
     }
-    let mut link = Link::new(stream);
-    let result = serve_ours(&mut link, root);
+    let mut link = Link::watched(stream, Watchdog::standard());
+    let result = serve_ours(&mut link, root, policy);
     result.map_err(|e| link.fail(e))
 }
 
-fn serve_ours(link: &mut Link<'_>, root: &Root) -> Result<Served> {
+/// The server's side of our protocol, after the magic.
+pub fn serve_ours(link: &mut Link<'_>, root: &Root, policy: Policy) -> Result<Served> {
     match link.reader.next_frame()? {
         Frame::Hello { version } if version >= 1 => {}
         Frame::Hello { version } => {
@@ -112,9 +127,24 @@ fn serve_ours(link: &mut Link<'_>, root: &Root) -> Result<Served> {
             force,
             resume,
         } => {
+            if policy.read_only {
+                return Err(TransferError::new(
+                    ErrorCode::PermissionDenied,
+                    "this server is read-only: uploads are refused",
+                ));
+            }
             let dest = root.resolve_destination(dest.as_ref())?;
-            let opts = ReceiveOptions { force, resume };
-            receiver::receive(link, &dest, opts, &Quiet).map(Served::Received)
+            let replace = match (force, policy.allow_overwrite) {
+                (false, _) => Replace::Never,
+                (true, false) => Replace::Refused,
+                (true, true) => Replace::Allowed,
+            };
+            let opts = ReceiveOptions {
+                replace,
+                resume,
+                max_file_size: policy.max_file_size,
+            };
+            receiver::receive(link, &dest, opts, &Accept::Any, &Quiet).map(Served::Received)
         }
         other => Err(unexpected(other, "as a request")),
     }

@@ -75,9 +75,11 @@ fn root_refuses_symlink_escapes() {
     let err = root.resolve_destination(Some(&rel("out/new"))).unwrap_err();
     assert_eq!(err.code, ErrorCode::PathRefused);
     assert!(root.resolve_destination(Some(&rel("sub/new"))).is_ok());
-    let err = create_dirs(root.dir(), &rel("out/x")).unwrap_err();
+    let err = create_dirs(root.dir(), &rel("out/x"), &mut 10).unwrap_err();
     assert_eq!(err.code, ErrorCode::PathRefused);
-    assert!(create_dirs(root.dir(), &rel("n/m")).unwrap().is_dir());
+    assert!(create_dirs(root.dir(), &rel("n/m"), &mut 10)
+        .unwrap()
+        .is_dir());
     assert!(open_nofollow(&root_dir.join("leak")).is_err());
 }
 
@@ -90,4 +92,56 @@ proptest! {
         }
         let _ = RelPath::parse_request(&bytes);
     }
+}
+
+#[test]
+fn directories_created_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = RelPath::parse(b"a/b/c/d").unwrap();
+    let mut allowance = 3;
+    let err = create_dirs(dir.path(), &deep, &mut allowance).unwrap_err();
+    assert_eq!(err.code, ErrorCode::Unsupported);
+    assert!(err.message.contains("directories"), "{}", err.message);
+    assert!(!dir.path().join("a/b/c/d").exists());
+    // Existing directories cost nothing.
+    let mut allowance = 1;
+    create_dirs(dir.path(), &deep, &mut allowance).unwrap();
+}
+
+/// A FIFO where a file was named: refused at once, never opened for a blocking read.
+#[test]
+fn special_files_are_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = fifo.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(open_regular(&path).map(drop));
+    });
+    let opened = rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("opening a FIFO blocked");
+    assert!(opened.is_err());
+    fs::write(dir.path().join("f"), b"x").unwrap();
+    assert!(open_regular(&dir.path().join("f")).is_ok());
+}
+
+#[test]
+fn the_umask_is_read() {
+    // What the kernel applies to a file created 0777 (without changing the process's mask,
+    // which other tests running meanwhile depend on).
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f");
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o777)
+        .open(&path)
+        .unwrap();
+    let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o777 & !umask());
 }

@@ -5,6 +5,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::Replace;
 use crate::transfer::error::{ErrorCode, Result, TransferError};
 use crate::transfer::manifest::{Entry, EntryKind};
 use crate::transfer::paths::{create_dirs, RelPath};
@@ -75,30 +76,65 @@ impl Placement {
         self.base.join(self.relative(path).as_path())
     }
 
-    /// Create `entry`'s directories and refuse an existing file unless `force`; returns
-    /// where it lands.
-    pub fn prepare(&self, entry: &Entry, force: bool) -> Result<PathBuf> {
+    /// The directory every entry lands under.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// Create `entry`'s directories (taken from `dirs`) and refuse an existing file unless
+    /// `replace` allows it, and anything but a regular file or link in the way; returns where
+    /// it lands.
+    pub fn prepare(&self, entry: &Entry, replace: Replace, dirs: &mut usize) -> Result<PathBuf> {
         let rel = self.relative(&entry.path);
         if entry.kind == EntryKind::Dir {
-            return create_dirs(&self.base, &rel);
+            return create_dirs(&self.base, &rel, dirs);
         }
         if let Some(parent) = rel.parent() {
-            create_dirs(&self.base, &parent)?;
+            create_dirs(&self.base, &parent, dirs)?;
         }
         let target = self.base.join(rel.as_path());
         let shown = entry.path.display();
-        match fs::symlink_metadata(&target) {
-            Ok(meta) if meta.is_dir() => Err(TransferError::new(
+        let meta = match fs::symlink_metadata(&target) {
+            Ok(meta) => meta,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(target),
+            Err(e) => return Err(TransferError::io(shown, &e)),
+        };
+        let kind = meta.file_type();
+        if kind.is_dir() {
+            return Err(TransferError::new(
                 ErrorCode::IsDirectory,
                 format!("{shown}: a directory is in the way"),
-            )),
-            Ok(_) if !force => Err(TransferError::new(
-                ErrorCode::Exists,
-                format!("{shown}: already exists (use --force to overwrite)"),
-            )),
-            Ok(_) => Ok(target),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(target),
-            Err(e) => Err(TransferError::io(shown, &e)),
+            ));
+        }
+        if !kind.is_file() && !kind.is_symlink() {
+            return Err(TransferError::new(
+                ErrorCode::PathRefused,
+                format!("{shown}: a special file (FIFO, device or socket) is in the way"),
+            ));
+        }
+        match replace {
+            Replace::Allowed => Ok(target),
+            Replace::Never => Err(exists(&shown)),
+            Replace::Refused => Err(replace_refused(&shown)),
         }
     }
+}
+
+/// An existing file, replacing not asked for.
+pub(super) fn exists(shown: &str) -> TransferError {
+    TransferError::new(
+        ErrorCode::Exists,
+        format!("{shown}: already exists (use --force to overwrite)"),
+    )
+}
+
+/// An existing file, replacing asked for but not allowed by the server.
+pub(super) fn replace_refused(shown: &str) -> TransferError {
+    TransferError::new(
+        ErrorCode::Exists,
+        format!(
+            "{shown}: already exists, and this server does not replace files \
+             (it would need `udt serve --allow-overwrite`)"
+        ),
+    )
 }

@@ -5,22 +5,30 @@
 //! page cache; the digest check protects against the network, not against power loss.
 
 use std::fs::{self, File, OpenOptions, Permissions};
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, Sender};
+use std::thread;
+use std::time::{Duration, Instant};
 
-use super::{Placement, ReceiveOptions};
+use super::placement::{exists, replace_refused};
+use super::{Placement, ReceiveOptions, Replace};
 use crate::transfer::error::{ErrorCode, Result, TransferError};
 use crate::transfer::manifest::Entry;
+use crate::transfer::paths::{not_regular, umask};
 use crate::transfer::protocol::DataBuf;
-use crate::transfer::resume::part_path;
+use crate::transfer::resume::{create_unique_part, part_path, rename_noreplace, Prefix};
 use crate::transfer::Observer;
 
 /// Work for the writer, in order.
 pub(super) enum Job {
-    /// Open entry `index`'s partial file (continuing its first `resume` bytes if given).
-    Start { index: usize, resume: Option<u64> },
+    /// Open entry `index`'s partial file (continuing the prefix `resume` if given).
+    Start {
+        index: usize,
+        resume: Option<Box<Prefix>>,
+    },
     /// The next bytes of the open file.
     Data(DataBuf),
     /// The open file is complete; whether its digest matched the sender's.
@@ -104,23 +112,46 @@ impl<'a> Writer<'a> {
             .map_or_else(String::new, |e| e.path.display())
     }
 
-    fn open(&self, index: usize, resume: Option<u64>) -> Result<OpenFile> {
+    fn open(&self, index: usize, resume: Option<Box<Prefix>>) -> Result<OpenFile> {
         let entry = &self.entries[index]; // checked by the network side
         let target = self.placement.target(&entry.path);
-        let part = part_path(&target);
-        let io_err = |e: &std::io::Error| TransferError::io(entry.path.display(), e);
-        let mut options = OpenOptions::new();
-        options
-            .write(true)
-            .create(true)
-            .truncate(resume.is_none())
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW);
-        let mut file = options.open(&part).map_err(|e| io_err(&e))?;
-        if let Some(len) = resume {
-            file.set_len(len).map_err(|e| io_err(&e))?;
-            file.seek(SeekFrom::Start(len)).map_err(|e| io_err(&e))?;
+        let io_err = |e: &io::Error| TransferError::io(entry.path.display(), e);
+        if !self.opts.resume {
+            let (part, file) = create_unique_part(&target).map_err(|e| io_err(&e))?;
+            return Ok(OpenFile {
+                index,
+                target,
+                part,
+                file,
+            });
         }
+        let part = part_path(&target);
+        let file = open_locked_part(&part).map_err(|e| match e.kind() {
+            io::ErrorKind::WouldBlock => TransferError::new(
+                ErrorCode::Exists,
+                format!("{}: another transfer is writing it", entry.path.display()),
+            ),
+            _ => io_err(&e),
+        })?;
+        let meta = file.metadata().map_err(|e| io_err(&e))?;
+        let len = match resume {
+            Some(prefix) if prefix.file == (meta.dev(), meta.ino()) && meta.len() >= prefix.len => {
+                prefix.len
+            }
+            Some(_) => {
+                return Err(TransferError::new(
+                    ErrorCode::Io,
+                    format!(
+                        "{}: the partial file changed meanwhile",
+                        entry.path.display()
+                    ),
+                ))
+            }
+            None => 0,
+        };
+        file.set_len(len).map_err(|e| io_err(&e))?;
+        let mut file = file;
+        file.seek(SeekFrom::Start(len)).map_err(|e| io_err(&e))?;
         Ok(OpenFile {
             index,
             target,
@@ -129,7 +160,8 @@ impl<'a> Writer<'a> {
         })
     }
 
-    /// Check the digest verdict, apply mode and mtime, rename into place.
+    /// Check the digest verdict, apply mode (within the umask) and mtime, and move the file
+    /// into place without replacing one that appeared meanwhile unless replacing is allowed.
     fn finish(&self, f: OpenFile, intact: bool) -> Result<()> {
         let entry = &self.entries[f.index];
         let shown = entry.path.display();
@@ -140,21 +172,33 @@ impl<'a> Writer<'a> {
                 format!("{shown}: BLAKE3 digest mismatch, data corrupted in transit (not kept)"),
             ));
         }
-        let io_err = |e: &std::io::Error| TransferError::io(&shown, e);
-        let mode = entry.mode & 0o777;
+        let io_err = |e: &io::Error| TransferError::io(&shown, e);
+        let mode = entry.mode & 0o777 & !umask();
         f.file
             .set_permissions(Permissions::from_mode(mode))
             .map_err(|e| io_err(&e))?;
         if let Some(t) = entry.mtime.to_system_time() {
             let _ = f.file.set_modified(t); // best effort, as cp -p
         }
-        if !self.opts.force && fs::symlink_metadata(&f.target).is_ok() {
-            return Err(TransferError::new(
-                ErrorCode::Exists,
-                format!("{shown}: appeared during the transfer (use --force to overwrite)"),
-            ));
+        let placed = match self.opts.replace {
+            Replace::Allowed => fs::rename(&f.part, &f.target),
+            Replace::Never | Replace::Refused => rename_noreplace(&f.part, &f.target),
+        };
+        match placed {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let _ = fs::remove_file(&f.part);
+                let err = match self.opts.replace {
+                    Replace::Refused => replace_refused(&shown),
+                    _ => exists(&shown),
+                };
+                return Err(TransferError {
+                    message: format!("{} (it appeared during the transfer)", err.message),
+                    ..err
+                });
+            }
+            Err(e) => return Err(io_err(&e)),
         }
-        fs::rename(&f.part, &f.target).map_err(|e| io_err(&e))?;
         self.obs.file_done(&entry.path, entry.size);
         Ok(())
     }
@@ -173,4 +217,36 @@ impl<'a> Writer<'a> {
             let _ = fs::remove_file(&f.part);
         }
     }
+}
+
+/// How long a resumed transfer waits for the previous writer of its partial file to let go
+/// (a client that was interrupted and run again at once: its old connection on the server
+/// ends when the server notices, within about a second when the kernel reports the old
+/// client's port closed).
+const LOCK_WAIT: Duration = Duration::from_secs(15);
+
+/// Open (or create) the resumable partial file `part` and lock it for this transfer alone
+/// (`WouldBlock` if another holds it for longer than [`LOCK_WAIT`]). Never follows a link or blocks on a FIFO, refuses
+/// anything but a regular file, and makes it 0600 again while it is incomplete.
+fn open_locked_part(part: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(part)?;
+    if !file.metadata()?.is_file() {
+        return Err(not_regular());
+    }
+    let waiting_since = Instant::now();
+    // SAFETY: a valid open descriptor.
+    while unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::WouldBlock || waiting_since.elapsed() > LOCK_WAIT {
+            return Err(err);
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    file.set_permissions(Permissions::from_mode(0o600))?;
+    Ok(file)
 }
