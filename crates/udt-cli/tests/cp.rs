@@ -113,6 +113,11 @@ fn cp_env(port: u16, args: &[&dyn AsRef<std::ffi::OsStr>], env: &[(&str, &str)])
     for a in args {
         cmd.arg(a.as_ref());
     }
+    // No user key from this machine's config: these sessions are keyless on purpose.
+    cmd.env(
+        "XDG_CONFIG_HOME",
+        std::env::temp_dir().join("udt-cp-tests-no-config"),
+    );
     cmd.envs(env.iter().copied()).output().expect("run udt cp")
 }
 

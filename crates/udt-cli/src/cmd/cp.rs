@@ -18,6 +18,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 use udt::{SocketOptions, UdtStream};
 
+use super::keygen::{config_dir, default_key_file};
+use crate::secure::{handshake, KeyPair, KnownServers, Pinned};
 use crate::transfer::legacy;
 use crate::transfer::manifest::Manifest;
 use crate::transfer::paths::RelPath;
@@ -67,6 +69,20 @@ pub struct Args {
     /// UDT4's DAIMD as in libudt.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CC, value_parser = CC_NAMES)]
     pub cc: String,
+    /// For `udt://` daemons: this user's private key (from `udt keygen`), presented to the
+    /// server, which must list its public half. Default: $XDG_CONFIG_HOME/udt/id_udt or
+    /// ~/.config/udt/id_udt when it exists; without a key the session is neither
+    /// authenticated nor encrypted (a keyed server refuses it).
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
+    pub key: Option<std::path::PathBuf>,
+    /// For `udt://` daemons: where server keys are pinned on first contact. Default:
+    /// known_servers beside the default key.
+    #[arg(long, value_name = "FILE")]
+    pub known_servers: Option<std::path::PathBuf>,
+    /// For `udt://` daemons: do not use a key even if one exists (no authentication, no
+    /// encryption; only servers without keys, or that also admit clients without keys, accept).
+    #[arg(long)]
+    pub insecure: bool,
     /// How to reach `host:path` operands over SSH.
     #[command(flatten)]
     pub ssh: crate::ssh::SshArgs,
@@ -191,8 +207,58 @@ pub(crate) fn finish(
 
 fn connect(host: &str, port: Option<u16>, args: &Args) -> anyhow::Result<UdtStream> {
     let port = port.or(args.port).unwrap_or(DEFAULT_DAEMON_PORT);
-    UdtStream::connect_with((host, port), transfer_options(&args.cc)?)
-        .with_context(|| format!("connecting to {host}:{port}"))
+    let key = if args.legacy { None } else { client_key(args)? };
+    let mut options = transfer_options(&args.cc)?;
+    options.set_protect_later(key.is_some());
+    let stream = UdtStream::connect_with((host, port), options)
+        .with_context(|| format!("connecting to {host}:{port}"))?;
+    if let Some(key) = key {
+        authenticate(&stream, &key, &format!("{host}:{port}"), args)?;
+    }
+    Ok(stream)
+}
+
+/// The key to present to daemons: `--key`, else the default one if it exists.
+fn client_key(args: &Args) -> anyhow::Result<Option<KeyPair>> {
+    if args.insecure {
+        return Ok(None);
+    }
+    match &args.key {
+        Some(file) => KeyPair::load(file).map(Some).context("--key"),
+        None => {
+            let file = default_key_file()?;
+            if file.exists() {
+                KeyPair::load(&file).map(Some)
+            } else {
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// The keyed session's handshake, then the server's key checked against the pinned one.
+fn authenticate(
+    stream: &UdtStream,
+    key: &KeyPair,
+    server: &str,
+    args: &Args,
+) -> anyhow::Result<()> {
+    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(30)));
+    let server_key = handshake::client(stream, key).with_context(|| {
+        format!("authenticating with {server} (a server without keys refuses keyed clients: --insecure)")
+    })?;
+    let _ = stream.set_read_timeout(None);
+    let known = match &args.known_servers {
+        Some(file) => KnownServers::new(file.clone()),
+        None => KnownServers::new(config_dir()?.join("known_servers")),
+    };
+    if known.check(server, &server_key)? == Pinned::New && !args.quiet {
+        eprintln!(
+            "udt: first contact with {server}: pinned its key {server_key} in {}",
+            known.path().display()
+        );
+    }
+    Ok(())
 }
 
 /// All sources remote and on one host: the host and the paths.

@@ -27,10 +27,13 @@ use std::time::Duration;
 use anyhow::Context;
 use udt::{UdtListener, UdtStream};
 
+use crate::secure::{handshake, AuthorizedKeys, KeyPair};
 use crate::text::terminal_safe;
+use crate::transfer::error::{ErrorCode, TransferError};
 use crate::transfer::legacy::LegacyServed;
 use crate::transfer::paths::{umask, Root};
-use crate::transfer::session::{serve_connection, Policy, Served};
+use crate::transfer::protocol::is_magic;
+use crate::transfer::session::{read_first, refuse, serve_after, serve_connection, Policy, Served};
 use crate::UsageError;
 pub use slots::{Slot, Slots};
 use udt_units::parse_size;
@@ -80,6 +83,17 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = MAX_PER_ADDRESS,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_per_address: u32,
+    /// Admit clients by key: each line of FILE is a client's public key (from its `udt
+    /// keygen`) and its access, `read-only` or `read-write`, optionally `:DIR` to confine it
+    /// to a sub-directory. Sessions are then authenticated and encrypted, and the server may
+    /// listen on any address; clients without a key are held to the rules without keys.
+    #[arg(long, value_name = "FILE")]
+    pub authorized_keys: Option<PathBuf>,
+    /// The server's private key, which clients pin on first contact (with
+    /// --authorized-keys; create it with `udt keygen -f FILE`). Default: the user's
+    /// $XDG_CONFIG_HOME/udt/id_udt or ~/.config/udt/id_udt.
+    #[arg(long, value_name = "FILE", requires = "authorized_keys")]
+    pub key: Option<PathBuf>,
     /// Congestion control when this side sends (downloads): `model` holds its rate through
     /// random loss and long round trips, `native` is UDT4's DAIMD as in libudt.
     #[arg(long, value_name = "NAME", default_value = super::cp::DEFAULT_CC,
@@ -89,9 +103,17 @@ pub struct Args {
 
 /// Runs `udt serve` (until killed).
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let policy = policy(&args)?;
+    let keys = ServerKeys::load(&args)?.map(Arc::new);
+    let plain = policy(&args, keys.is_some())?;
+    let policy = plain.unwrap_or(Policy {
+        read_only: args.read_only,
+        allow_overwrite: args.allow_overwrite,
+        max_file_size: args.max_file_size,
+    });
     let root = Root::new(&args.root).with_context(|| format!("--root {}", args.root.display()))?;
-    let options = super::cp::transfer_options(&args.cc)?;
+    let mut options = super::cp::transfer_options(&args.cc)?;
+    // Keyed sessions switch protection on after their handshake: leave room for it.
+    options.set_protect_later(keys.is_some());
     umask(); // read once before any thread starts
     let listener = UdtListener::bind_with((args.listen.as_str(), args.port), options)
         .with_context(|| format!("listening on {}:{}", args.listen, args.port))?;
@@ -102,11 +124,26 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     } else {
         "read-write"
     };
+    let who = match (&keys, plain) {
+        (Some(k), Some(_)) => format!(
+            ", {} client keys, and clients without keys",
+            k.authorized.len()
+        ),
+        (Some(k), None) => format!(", only {} client keys", k.authorized.len()),
+        (None, _) => String::new(),
+    };
     writeln!(
         out,
-        "listening on {addr}, serving {} ({access})",
+        "listening on {addr}, serving {} ({access}{who})",
         root.dir().display()
     )?;
+    if let Some(k) = &keys {
+        // On stderr with the log: stdout's one line is what scripts read (and may close).
+        eprintln!(
+            "udt serve: server key fingerprint {}",
+            k.pair.public().fingerprint()
+        );
+    }
     out.flush()?;
     let slots = Arc::new(Slots::new(MAX_CONNECTIONS, args.max_per_address as usize));
     loop {
@@ -120,55 +157,148 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             }
         };
         let root = root.clone();
+        let keys = keys.clone();
         thread::spawn(move || {
             let _slot = slot; // released when this thread ends, even by a panic
-            handle(stream, peer, &root, policy);
+            let rules = Rules {
+                plain,
+                keyed: policy,
+                keys: keys.as_deref(),
+            };
+            handle(stream, peer, &root, rules);
         });
     }
 }
 
-/// What the flags allow, or a usage error when the address is public and not acknowledged.
-fn policy(args: &Args) -> anyhow::Result<Policy> {
+/// What the flags allow clients without keys: `None` when they are refused (a keyed server on
+/// a public address without --insecure-public), or a usage error when the address is public,
+/// not acknowledged, and there are no keys either.
+fn policy(args: &Args, keyed: bool) -> anyhow::Result<Option<Policy>> {
     let addrs: Vec<SocketAddr> = (args.listen.as_str(), args.port)
         .to_socket_addrs()
         .with_context(|| format!("--listen {}", args.listen))?
         .collect();
     let public = addrs.iter().any(|a| !a.ip().is_loopback());
     if public && !args.insecure_public {
+        if keyed {
+            return Ok(None);
+        }
         return Err(UsageError(format!(
             "refusing to listen on {} without keys: anyone who can reach it could read the files \
-             under --root; listen on loopback (-l 127.0.0.1) or pass --insecure-public \
-             (read-only unless --allow-writes)",
+             under --root; listen on loopback (-l 127.0.0.1), admit clients by key \
+             (--authorized-keys FILE), or pass --insecure-public (read-only unless --allow-writes)",
             args.listen
         ))
         .into());
     }
-    Ok(Policy {
+    Ok(Some(Policy {
         read_only: args.read_only || (public && !args.allow_writes),
         allow_overwrite: args.allow_overwrite,
         max_file_size: args.max_file_size,
-    })
+    }))
+}
+
+/// The server's key pair and the clients it admits.
+struct ServerKeys {
+    pair: KeyPair,
+    authorized: AuthorizedKeys,
+}
+
+impl ServerKeys {
+    fn load(args: &Args) -> anyhow::Result<Option<Self>> {
+        let Some(file) = &args.authorized_keys else {
+            return Ok(None);
+        };
+        let authorized = AuthorizedKeys::load(file).context("--authorized-keys")?;
+        let key_file = match &args.key {
+            Some(k) => k.clone(),
+            None => super::keygen::default_key_file()?,
+        };
+        let pair = KeyPair::load(&key_file).context("--key (the server's private key)")?;
+        Ok(Some(Self { pair, authorized }))
+    }
+}
+
+/// How one connection may be served.
+#[derive(Clone, Copy)]
+struct Rules<'a> {
+    /// For clients without a key (`None`: refused).
+    plain: Option<Policy>,
+    /// The flags' limits for keyed clients (their access narrows it further).
+    keyed: Policy,
+    keys: Option<&'a ServerKeys>,
 }
 
 /// Serve one connection and log what happened.
-fn handle(stream: UdtStream, peer: SocketAddr, root: &Root, policy: Policy) {
+fn handle(stream: UdtStream, peer: SocketAddr, root: &Root, rules: Rules<'_>) {
     // Cannot fail: both timeouts are non-zero.
     let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
     let _ = stream.set_write_timeout(Some(IDLE_TIMEOUT));
-    let result = serve_connection(&stream, root, policy);
+    let result = serve(&stream, root, rules);
     let line = match &result {
-        Ok(Served::Sent(s)) => format!("sent {} entries, {} bytes", s.files, s.transferred),
-        Ok(Served::Received(s)) => {
-            format!("received {} entries, {} bytes", s.files, s.transferred)
+        Ok((who, Served::Sent(s))) => {
+            format!("{who}sent {} entries, {} bytes", s.files, s.transferred)
         }
-        Ok(Served::Legacy(LegacyServed::File { name, bytes })) => {
+        Ok((who, Served::Received(s))) => {
+            format!("{who}received {} entries, {} bytes", s.files, s.transferred)
+        }
+        Ok((_, Served::Legacy(LegacyServed::File { name, bytes }))) => {
             format!("classic: sent {name} ({bytes} bytes)")
         }
-        Ok(Served::Legacy(LegacyServed::Refused { name, reason })) => {
+        Ok((_, Served::Legacy(LegacyServed::Refused { name, reason }))) => {
             format!("classic: refused {name:?}: {reason}")
         }
-        Err(e) => format!("error: {e}"),
+        Err(e) => format!("error: {e:#}"),
     };
     eprintln!("udt serve: {peer}: {}", terminal_safe(&line));
     let _ = stream.close();
+}
+
+/// Serve one connection by its first bytes: a keyed session (authenticated, then the file
+/// protocol under the client's access), or a client without a key where the rules allow one.
+/// Returns who it was (for the log) and what was served.
+fn serve(stream: &UdtStream, root: &Root, rules: Rules<'_>) -> anyhow::Result<(String, Served)> {
+    let first = read_first(stream)?;
+    if first == handshake::MAGIC {
+        let Some(keys) = rules.keys else {
+            anyhow::bail!("a keyed client, but this server has no keys (--authorized-keys)");
+        };
+        let client = handshake::server(stream, &keys.pair).context("key exchange")?;
+        let Some(access) = keys.authorized.access(&client) else {
+            let _ = handshake::refuse(stream, "your key is not in the server's authorized keys");
+            anyhow::bail!("refused key {client}: not authorized");
+        };
+        let root = match &access.subdir {
+            None => root.clone(),
+            Some(dir) => match Root::new(&root.dir().join(dir.as_path())) {
+                Ok(sub) => sub,
+                Err(e) => {
+                    let _ = handshake::refuse(stream, "your directory is missing on the server");
+                    anyhow::bail!("key {client}: directory {}: {e}", dir.display());
+                }
+            },
+        };
+        handshake::admit(stream)?;
+        let policy = Policy {
+            read_only: rules.keyed.read_only || !access.writable,
+            ..rules.keyed
+        };
+        let served = serve_connection(stream, &root, policy)?;
+        return Ok((format!("key {client}: "), served));
+    }
+    match rules.plain {
+        Some(policy) => Ok((String::new(), serve_after(stream, first, root, policy)?)),
+        None if is_magic(first) => {
+            let err = refuse(
+                stream,
+                TransferError::new(
+                    ErrorCode::PermissionDenied,
+                    "this server admits clients by key only: create one with `udt keygen` and \
+                     send its .pub line to the server's administrator",
+                ),
+            );
+            Err(err.into())
+        }
+        None => anyhow::bail!("a classic client, refused: this server admits clients by key only"),
+    }
 }

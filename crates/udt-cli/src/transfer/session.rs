@@ -90,10 +90,26 @@ pub struct Policy {
 /// Serve one accepted connection under `root` as `policy` allows, in whichever protocol its
 /// first 4 bytes announce (see [`super::protocol`]). Classic clients can only download.
 pub fn serve_connection(stream: &UdtStream, root: &Root, policy: Policy) -> Result<Served> {
+    let first = read_first(stream)?;
+    serve_after(stream, first, root, policy)
+}
+
+/// The first 4 bytes of a connection, which name its protocol.
+pub fn read_first(stream: &UdtStream) -> Result<[u8; 4]> {
     let mut first = [0u8; 4];
     (&*stream)
         .read_exact(&mut first)
         .map_err(|e| TransferError::io("connection", &e))?;
+    Ok(first)
+}
+
+/// [`serve_connection`] once its first 4 bytes (`first`) have been read.
+pub fn serve_after(
+    stream: &UdtStream,
+    first: [u8; 4],
+    root: &Root,
+    policy: Policy,
+) -> Result<Served> {
     if !is_magic(first) {
         return legacy::serve_classic(stream, first, root, Watchdog::standard())
             .map(Served::Legacy);
@@ -101,6 +117,13 @@ pub fn serve_connection(stream: &UdtStream, root: &Root, policy: Policy) -> Resu
     let mut link = Link::watched(stream, Watchdog::standard());
     let result = serve_ours(&mut link, root, policy);
     result.map_err(|e| link.fail(e))
+}
+
+/// Turn away a connection of our protocol (its magic read) with `err`, which the client
+/// prints as the server's error.
+pub fn refuse(stream: &UdtStream, err: TransferError) -> TransferError {
+    let mut link = Link::watched(stream, Watchdog::standard());
+    link.fail(err)
 }
 
 /// The server's side of our protocol, after the magic.
