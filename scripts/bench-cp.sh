@@ -12,6 +12,10 @@
 #
 # CC=native|model (default model, as `udt cp`) sets the congestion control on every sender.
 #
+# Each run also copies both ways with keys (`udt serve --authorized-keys`, `udt cp --key`):
+# the same transfers with every packet sealed (AES-256-GCM), so the table shows what
+# protection costs on this path, measured in the same run.
+#
 #   scripts/bench-cp.sh [REPS=3] [SIZE_MIB=1024]
 #   SHAPE=1gbit scripts/bench-cp.sh [REPS=3] [SIZE_MIB=1024]
 set -euo pipefail
@@ -67,9 +71,20 @@ PERF_PORT=${PERF_PORT:-15499}
 mkdir -p "$SHM/src" "$SHM/up" "$SHM/down"
 head -c "${SIZE_MIB}M" /dev/urandom >"$SHM/src/big.bin"
 
-# start_server ROOT: starts `udt serve`, sets PORT and SERVER_PID
+# Keys for the keyed runs: the server's, and one client admitted read-write.
+"$UDT" keygen -f "$OUT/server-key" >/dev/null
+"$UDT" keygen -f "$OUT/client-key" >/dev/null
+awk '{print $1, $2, "read-write"}' "$OUT/client-key.pub" >"$OUT/authorized_keys"
+PLAIN_SERVE=(--insecure-public --allow-writes --allow-overwrite)
+KEYED_SERVE=(--authorized-keys "$OUT/authorized_keys" --key "$OUT/server-key" --allow-overwrite)
+PLAIN_CP=(--insecure)
+KEYED_CP=(--key "$OUT/client-key" --known-servers "$OUT/known_servers")
+
+# start_server ROOT SERVE-FLAGS...: starts `udt serve`, sets PORT and SERVER_PID
 start_server() {
-  in_a "$UDT" serve --cc "$CC" --root "$1" -l "$HOST" -p 0 >"$OUT/serve.out" 2>/dev/null &
+  local root=$1
+  shift
+  in_a "$UDT" serve --cc "$CC" --root "$root" -l "$HOST" -p 0 "$@" >"$OUT/serve.out" 2>/dev/null &
   SERVER_PID=$!
   for _ in $(seq 100); do grep -q listening "$OUT/serve.out" 2>/dev/null && break; sleep 0.05; done
   PORT=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\),.*/\1/p' "$OUT/serve.out")
@@ -99,18 +114,23 @@ for i in $(seq "$REPS"); do
   mem_to_mem "$i"
   # Client CPU from bash's `time` (user + system of the command), server CPU from /proc.
   TIMEFORMAT='%U %S'
-  start_server "$SHM/up"
-  { time in_b "$UDT" cp --cc "$CC" --json --force -P "$PORT" "$SHM/src/big.bin" "$HOST": >"$OUT/up.$i" 2>&1; } \
-    2>"$OUT/up.$i.client-cpu"
-  stop_server "$OUT/up.$i.server-cpu"
-  start_server "$SHM/src"
-  { time in_b "$UDT" cp --cc "$CC" --json --force -P "$PORT" "$HOST":big.bin "$SHM/down/" >"$OUT/down.$i" 2>&1; } \
-    2>"$OUT/down.$i.client-cpu"
-  stop_server "$OUT/down.$i.server-cpu"
-  cmp -s "$SHM/src/big.bin" "$SHM/up/big.bin" && cmp -s "$SHM/src/big.bin" "$SHM/down/big.bin" \
-    || { echo "copy $i differs" >&2; exit 1; }
+  for mode in plain keyed; do
+    if [ "$mode" = plain ]; then serve=("${PLAIN_SERVE[@]}"); cpf=("${PLAIN_CP[@]}"); sfx=""
+    else serve=("${KEYED_SERVE[@]}"); cpf=("${KEYED_CP[@]}"); sfx="-keyed"; fi
+    rm -f "$SHM/up/big.bin" "$SHM/down/big.bin"
+    start_server "$SHM/up" "${serve[@]}"
+    { time in_b "$UDT" cp "${cpf[@]}" --cc "$CC" --json --force "$SHM/src/big.bin" "udt://$HOST:$PORT/" >"$OUT/up$sfx.$i" 2>&1; } \
+      2>"$OUT/up$sfx.$i.client-cpu"
+    stop_server "$OUT/up$sfx.$i.server-cpu"
+    start_server "$SHM/src" "${serve[@]}"
+    { time in_b "$UDT" cp "${cpf[@]}" --cc "$CC" --json --force "udt://$HOST:$PORT/big.bin" "$SHM/down/" >"$OUT/down$sfx.$i" 2>&1; } \
+      2>"$OUT/down$sfx.$i.client-cpu"
+    stop_server "$OUT/down$sfx.$i.server-cpu"
+    cmp -s "$SHM/src/big.bin" "$SHM/up/big.bin" && cmp -s "$SHM/src/big.bin" "$SHM/down/big.bin" \
+      || { echo "copy $i ($mode) differs" >&2; exit 1; }
+  done
   flock -u 9
-  echo "run $i: mem $(grep -o '"goodput_bps":[0-9.e+]*' "$OUT/mem.$i.send"), up/down $(grep -ho '"rate_bps":[0-9.]*' "$OUT/up.$i" "$OUT/down.$i" | tr '\n' ' ')" >&2
+  echo "run $i: mem $(grep -o '"goodput_bps":[0-9.e+]*' "$OUT/mem.$i.send"), up/down (plain, keyed) $(grep -ho '"rate_bps":[0-9.]*' "$OUT/up.$i" "$OUT/down.$i" "$OUT/up-keyed.$i" "$OUT/down-keyed.$i" | tr '\n' ' ')" >&2
 done
 
 python3 - "$OUT" "$REPS" "$SIZE_MIB" "${SHAPE:-}" "$CC" <<'PY'
@@ -141,20 +161,30 @@ def rows(kind):
         rate = event(f"{out}/{kind}.{i}", "summary")["rate_bps"] / 1e9
         client = cpu(f"{out}/{kind}.{i}.client-cpu") / gib
         server = cpu(f"{out}/{kind}.{i}.server-cpu") / gib
-        out_rows.append((rate, client, server) if kind == "up" else (rate, server, client))
+        up = kind.startswith("up")
+        out_rows.append((rate, client, server) if up else (rate, server, client))
     return out_rows
 med = lambda xs: statistics.median(xs)
-table = {k: rows(k) for k in ("mem", "up", "down")}
+table = {k: rows(k) for k in ("mem", "up", "down", "up-keyed", "down-keyed")}
 m = med([r[0] for r in table["mem"]])
 print(f"| transfer ({size} MiB, {path}) | Gbit/s (median) | vs memory to memory "
       "| sender CPU-s/GiB | receiver CPU-s/GiB | runs (Gbit/s) |")
 print("|---|---|---|---|---|---|")
 for label, kind in [("memory to memory (udt perf -n)", "mem"),
                     ("udt cp upload, /dev/shm -> /dev/shm", "up"),
-                    ("udt cp download, /dev/shm -> /dev/shm", "down")]:
+                    ("udt cp download, /dev/shm -> /dev/shm", "down"),
+                    ("udt cp upload, keyed (every packet sealed)", "up-keyed"),
+                    ("udt cp download, keyed (every packet sealed)", "down-keyed")]:
     rs = table[kind]
     g = med([r[0] for r in rs])
     runs = ", ".join(f"{r[0]:.2f}" for r in rs)
     print(f"| {label} | {g:.2f} | {g / m * 100:.0f} % | {med([r[1] for r in rs]):.2f} "
           f"| {med([r[2] for r in rs]):.2f} | {runs} |")
+for d in ("up", "down"):
+    p, k = table[d], table[d + "-keyed"]
+    ratios = [b[0] / a[0] for a, b in zip(p, k)]
+    print(f"\nkeyed / plain {d}load goodput, per run pair: "
+          + ", ".join(f"{x:.3f}" for x in ratios) + f" (median {med(ratios):.3f}); "
+          f"CPU-s/GiB added: sender {med([r[1] for r in k]) - med([r[1] for r in p]):+.2f}, "
+          f"receiver {med([r[2] for r in k]) - med([r[2] for r in p]):+.2f}")
 PY
