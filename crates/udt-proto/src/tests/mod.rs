@@ -210,6 +210,39 @@ fn graceful_close_delivers_everything_then_eof() {
     }
 }
 
+/// A lost Shutdown must not turn a completed transfer into an error at the reader: the
+/// closing side sends two. The first is dropped here; the reader still sees the end.
+#[test]
+fn the_reader_sees_the_end_when_one_shutdown_is_lost() {
+    let mut p = Pair::new(perfect(), perfect(), ConnectionConfig::default(), 28);
+    let (c, s) = p.connect(ConnectionConfig::default());
+    let (cn, sn) = (p.client, p.server);
+    let mut dropped = 0;
+    p.sim.interceptor = Some(Box::new(move |_, d: Vec<u8>| {
+        let shutdown = d.len() >= 4 && d[0] == 0x80 && d[1] == 0x05;
+        if shutdown && dropped == 0 {
+            dropped += 1;
+            return vec![];
+        }
+        vec![d]
+    }));
+    let now = p.sim.now;
+    assert_eq!(p.sim.conn(cn, c).send(now, &[5; 100_000]), Ok(100_000));
+    p.sim.conn(cn, c).close(now);
+    let mut got = 0;
+    let mut buf = vec![0u8; 65536];
+    let ended = p.sim.run_until(Duration::from_secs(5), |sim| loop {
+        match sim.conn(sn, s).recv(&mut buf) {
+            Ok(0) => return true,
+            Ok(n) => got += n,
+            Err(_) => return false,
+        }
+    });
+    assert!(ended, "no end of stream");
+    assert_eq!(got, 100_000);
+    assert_eq!(p.sim.conn(sn, s).error(), Some(ConnectionError::PeerClosed));
+}
+
 /// Issue 10: a connection's internal queues stay bounded over a long lossy transfer (the
 /// event queue used to grow by one entry per ACK wherever nobody drained it).
 #[test]
