@@ -3,8 +3,11 @@
 # session key (AES-256-GCM on every packet), REPS alternating pairs of SECS-second runs, each
 # end its own process (CPU from its getrusage). Prints medians, the protected/plain goodput
 # ratio and the CPU-s/GiB the crypto adds. Each run holds /tmp/udt-bench.lock.
+# SHAPE=RATE (root) runs the pairs between two network namespaces joined by a veth pair with a
+# `tbf` qdisc of that rate on each end (as scripts/bench-cp.sh), a network-bound path.
 #
 #   scripts/bench-protect.sh [SECONDS=10] [REPS=5]
+#   SHAPE=1gbit scripts/bench-protect.sh [SECONDS=10] [REPS=5]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${1:-10}
@@ -16,16 +19,37 @@ trap 'rm -rf "$OUT"' EXIT
 cargo build --release -q -p udt --example bench_peer
 BP="$TARGET/release/examples/bench_peer"
 KEY=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
+SHAPE=${SHAPE:-}
+IN_A="" IN_B="" BIND="" PATH_NAME=loopback
+if [ -n "$SHAPE" ]; then
+  [ "$(id -u)" = 0 ] || { echo "bench-protect.sh: SHAPE needs root (network namespaces)" >&2; exit 2; }
+  NS_A=udt-bench-prot-a-$$ NS_B=udt-bench-prot-b-$$
+  trap 'rm -rf "$OUT"; ip netns del "$NS_A" 2>/dev/null; ip netns del "$NS_B" 2>/dev/null' EXIT
+  ip netns add "$NS_A"
+  ip netns add "$NS_B"
+  ip link add va netns "$NS_A" type veth peer name vb netns "$NS_B"
+  ip -n "$NS_A" addr add 10.78.0.1/24 dev va
+  ip -n "$NS_B" addr add 10.78.0.2/24 dev vb
+  for ns in "$NS_A" "$NS_B"; do
+    dev=$([ "$ns" = "$NS_A" ] && echo va || echo vb)
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set "$dev" up
+    tc -n "$ns" qdisc add dev "$dev" root tbf rate "$SHAPE" burst 128kb latency 10ms
+  done
+  IN_A="ip netns exec $NS_A" IN_B="ip netns exec $NS_B" BIND="--bind 10.78.0.1"
+  export PAIR_HOST=10.78.0.1
+  PATH_NAME="veth, tbf $SHAPE"
+fi
 
 # shellcheck source=lib/pair.sh
 source scripts/lib/pair.sh
 
 for i in $(seq "$REPS"); do
-  pair plain "$BP udt recv" "$BP udt send --seconds $SECS" "$i"
-  pair protected "$BP udt recv --key $KEY" "$BP udt send --seconds $SECS --key $KEY" "$i"
+  pair plain "$IN_A $BP udt recv $BIND" "$IN_B $BP udt send --seconds $SECS" "$i"
+  pair protected "$IN_A $BP udt recv $BIND --key $KEY" "$IN_B $BP udt send --seconds $SECS --key $KEY" "$i"
 done
 
-echo "loopback, ours -> ours, $REPS alternating runs each:"
+echo "$PATH_NAME, ours -> ours, $REPS alternating runs each:"
 echo
 python3 scripts/lib/pair_table.py "$OUT" "$REPS" plain "protected=protected (AES-256-GCM)" \
   --ratio plain protected

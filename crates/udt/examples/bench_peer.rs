@@ -5,7 +5,8 @@
 //! ```text
 //! bench_peer udt|tcp recv [--port P]                      # {"event":"listening","port":P}
 //! bench_peer udt|tcp send --connect HOST:PORT --seconds S  # memory to memory for S seconds
-//!   (udt: --key HEX on both ends protects every packet with that 64-hex-digit session key)
+//!   (udt: --key HEX on both ends protects every packet with that 64-hex-digit session key;
+//!   recv --bind ADDR listens on ADDR instead of 127.0.0.1)
 //! bench_peer udt small [--bytes N] [--reps R]              # N-byte transfer time, both ends here
 //! ```
 //! The sender's time runs from its first write until everything is acknowledged (`flush`
@@ -47,7 +48,7 @@ fn main() -> io::Result<()> {
         options.set_session_key(Some(key));
     }
     match (proto, role) {
-        ("udt", "recv") => udt_recv(port, options),
+        ("udt", "recv") => udt_recv(&arg("--bind").unwrap_or("127.0.0.1".into()), port, options),
         ("udt", "send") => udt_send(connect()?, seconds, options),
         ("udt", "small") => udt_small(
             arg("--bytes")
@@ -115,8 +116,8 @@ fn blast(mut w: impl Write, seconds: f64) -> io::Result<u64> {
     Ok(sent)
 }
 
-fn udt_recv(port: u16, options: SocketOptions) -> io::Result<()> {
-    let l = UdtListener::bind_with(("127.0.0.1", port), options)?;
+fn udt_recv(bind: &str, port: u16, options: SocketOptions) -> io::Result<()> {
+    let l = UdtListener::bind_with((bind, port), options)?;
     listening(l.local_addr()?.port());
     let (s, _) = l.accept()?;
     let (bytes, took) = drain(&s)?;
