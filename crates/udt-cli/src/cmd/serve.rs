@@ -250,7 +250,15 @@ fn handle(stream: UdtStream, peer: SocketAddr, root: &Root, rules: Rules<'_>) {
         }
         Err(e) => format!("error: {e:#}"),
     };
-    eprintln!("udt serve: {peer}: {}", terminal_safe(&line));
+    let stats = stream.stats();
+    let refused = stats.protection.forged + stats.protection.replayed + stats.protection.plaintext;
+    eprintln!(
+        "udt serve: {peer}: {} ({} packets sent, {} retransmitted, {} received, {refused} refused)",
+        terminal_safe(&line),
+        stats.packets_sent,
+        stats.retransmitted,
+        stats.packets_received
+    );
     let _ = stream.close();
 }
 

@@ -269,4 +269,3 @@ fn start_protection_needs_a_reserved_connected_unprotected_connection() {
         Err(ProtectionError::AlreadyProtected)
     );
 }
-
