@@ -14,7 +14,8 @@
 #
 # Each run also copies both ways with keys (`udt serve --authorized-keys`, `udt cp --key`):
 # the same transfers with every packet sealed (AES-256-GCM), so the table shows what
-# protection costs on this path, measured in the same run.
+# protection costs on this path, measured in the same run. MODES="keyed plain" runs the keyed
+# transfers first in each round (default "plain keyed").
 #
 #   scripts/bench-cp.sh [REPS=3] [SIZE_MIB=1024]
 #   SHAPE=1gbit scripts/bench-cp.sh [REPS=3] [SIZE_MIB=1024]
@@ -114,7 +115,7 @@ for i in $(seq "$REPS"); do
   mem_to_mem "$i"
   # Client CPU from bash's `time` (user + system of the command), server CPU from /proc.
   TIMEFORMAT='%U %S'
-  for mode in plain keyed; do
+  for mode in ${MODES:-plain keyed}; do
     if [ "$mode" = plain ]; then serve=("${PLAIN_SERVE[@]}"); cpf=("${PLAIN_CP[@]}"); sfx=""
     else serve=("${KEYED_SERVE[@]}"); cpf=("${KEYED_CP[@]}"); sfx="-keyed"; fi
     rm -f "$SHM/up/big.bin" "$SHM/down/big.bin"
