@@ -49,18 +49,9 @@ in_a() { exec "$@"; }
 in_b() { "$@"; }
 if [ -n "$SHAPE" ]; then
   [ "$(id -u)" = 0 ] || { echo "bench-cp.sh: SHAPE needs root (network namespaces)" >&2; exit 2; }
-  ip netns add "$NS_A"
-  ip netns add "$NS_B"
-  ip link add va netns "$NS_A" type veth peer name vb netns "$NS_B"
-  ip -n "$NS_A" addr add 10.77.0.1/24 dev va
-  ip -n "$NS_B" addr add 10.77.0.2/24 dev vb
-  for ns in "$NS_A" "$NS_B"; do
-    ip -n "$ns" link set lo up
-    # A 10 ms queue at the shaped rate; bursts of one 64 KiB GSO train.
-    dev=$([ "$ns" = "$NS_A" ] && echo va || echo vb)
-    ip -n "$ns" link set "$dev" up
-    tc -n "$ns" qdisc add dev "$dev" root tbf rate "$SHAPE" burst 128kb latency 10ms
-  done
+  # shellcheck source=lib/shaped.sh
+  source scripts/lib/shaped.sh
+  shaped_pair "$NS_A" "$NS_B" 10.77.0 "$SHAPE"
   HOST=10.77.0.1
   in_a() { exec ip netns exec "$NS_A" "$@"; }
   in_b() { ip netns exec "$NS_B" "$@"; }

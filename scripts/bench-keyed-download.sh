@@ -22,17 +22,9 @@ cleanup() {
   rm -rf "$D"
 }
 trap cleanup EXIT
-ip netns add "$A"
-ip netns add "$B"
-ip link add va netns "$A" type veth peer name vb netns "$B"
-ip -n "$A" addr add 10.79.0.1/24 dev va
-ip -n "$B" addr add 10.79.0.2/24 dev vb
-for ns in "$A" "$B"; do
-  dev=$([ "$ns" = "$A" ] && echo va || echo vb)
-  ip -n "$ns" link set lo up
-  ip -n "$ns" link set "$dev" up
-  tc -n "$ns" qdisc add dev "$dev" root tbf rate 1gbit burst 128kb latency 10ms
-done
+# shellcheck source=lib/shaped.sh
+source scripts/lib/shaped.sh
+shaped_pair "$A" "$B" 10.79.0 1gbit
 mkdir -p "$D/src" "$D/down"
 head -c 1G /dev/urandom >"$D/src/big.bin"
 "$UDT" keygen -f "$D/server-key" >/dev/null

@@ -25,17 +25,9 @@ if [ -n "$SHAPE" ]; then
   [ "$(id -u)" = 0 ] || { echo "bench-protect.sh: SHAPE needs root (network namespaces)" >&2; exit 2; }
   NS_A=udt-bench-prot-a-$$ NS_B=udt-bench-prot-b-$$
   trap 'rm -rf "$OUT"; ip netns del "$NS_A" 2>/dev/null; ip netns del "$NS_B" 2>/dev/null' EXIT
-  ip netns add "$NS_A"
-  ip netns add "$NS_B"
-  ip link add va netns "$NS_A" type veth peer name vb netns "$NS_B"
-  ip -n "$NS_A" addr add 10.78.0.1/24 dev va
-  ip -n "$NS_B" addr add 10.78.0.2/24 dev vb
-  for ns in "$NS_A" "$NS_B"; do
-    dev=$([ "$ns" = "$NS_A" ] && echo va || echo vb)
-    ip -n "$ns" link set lo up
-    ip -n "$ns" link set "$dev" up
-    tc -n "$ns" qdisc add dev "$dev" root tbf rate "$SHAPE" burst 128kb latency 10ms
-  done
+  # shellcheck source=lib/shaped.sh
+  source scripts/lib/shaped.sh
+  shaped_pair "$NS_A" "$NS_B" 10.78.0 "$SHAPE"
   IN_A="ip netns exec $NS_A" IN_B="ip netns exec $NS_B" BIND="--bind 10.78.0.1"
   export PAIR_HOST=10.78.0.1
   PATH_NAME="veth, tbf $SHAPE"
