@@ -3,7 +3,8 @@
 # namespaces, veth, `tbf` on each end), PAIRS alternating pairs, each with a fresh server:
 # the smallest setting that isolates what keys cost a download (scripts/bench-cp.sh measures
 # more around it). Prints each transfer's rate and the server's log line (packets sent,
-# retransmitted, refused). Root; holds /tmp/udt-bench.lock.
+# retransmitted, refused). Root; holds /tmp/udt-bench.lock. UDT_CC=native|model (default model, as
+# `udt serve`) picks the server's congestion control.
 #
 #   scripts/bench-keyed-download.sh [PAIRS=3]
 set -euo pipefail
@@ -41,7 +42,7 @@ for i in $(seq "$PAIRS"); do
       serve=(--insecure-public)
       cp=(--insecure)
     fi
-    ip netns exec "$A" "$UDT" serve --root "$D/src" -l 10.79.0.1 -p 0 "${serve[@]}" \
+    ip netns exec "$A" "$UDT" serve --cc "${UDT_CC:-model}" --root "$D/src" -l 10.79.0.1 -p 0 "${serve[@]}" \
       >"$D/serve.out" 2>"$D/serve.err" &
     SERVER=$!
     for _ in $(seq 100); do grep -q listening "$D/serve.out" 2>/dev/null && break; sleep 0.05; done
