@@ -13,6 +13,10 @@ use std::time::{Duration, Instant};
 use udt_cli::transfer::protocol::{Frame, FrameReader, MAGIC};
 use udt_cli::transfer::ErrorCode;
 
+mod common;
+
+use common::{fails_with, ok};
+
 const UDT: &str = env!("CARGO_BIN_EXE_udt");
 
 /// A running `udt serve`, killed on drop.
@@ -81,12 +85,7 @@ impl Server {
         let out = child.stdout.take().unwrap();
         let mut line = String::new();
         BufReader::new(out).read_line(&mut line).unwrap();
-        let port = line
-            .strip_prefix("listening on ")
-            .and_then(|rest| rest.split(',').next())
-            .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
-            .map(|a| a.port())
-            .unwrap_or_else(|| panic!("udt serve said {line:?}"));
+        let port = common::listening_port(&line);
         Self { child, port }
     }
 
@@ -119,22 +118,6 @@ fn cp_env(port: u16, args: &[&dyn AsRef<std::ffi::OsStr>], env: &[(&str, &str)])
         std::env::temp_dir().join("udt-cp-tests-no-config"),
     );
     cmd.envs(env.iter().copied()).output().expect("run udt cp")
-}
-
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "udt cp failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-}
-
-/// Assert failure with exit code 1 and `needle` in stderr.
-fn fails_with(out: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
-    assert!(err.contains(needle), "expected {needle:?} in {err:?}");
 }
 
 fn remote(path: &str) -> String {

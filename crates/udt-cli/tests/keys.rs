@@ -7,6 +7,10 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 
+mod common;
+
+use common::{fails_with, ok};
+
 const UDT: &str = env!("CARGO_BIN_EXE_udt");
 
 /// A daemon with keys, listening on every address (so clients without keys are refused).
@@ -32,12 +36,7 @@ impl Daemon {
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
             .unwrap();
-        let port = line
-            .strip_prefix("listening on ")
-            .and_then(|rest| rest.split(',').next())
-            .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
-            .map(|a| a.port())
-            .unwrap_or_else(|| panic!("udt serve said {line:?}"));
+        let port = common::listening_port(&line);
         assert!(line.contains("only 3 client keys"), "{line}");
         Self { child, port }
     }
@@ -114,20 +113,6 @@ impl World {
         cmd.env("XDG_CONFIG_HOME", self.path("no-config"));
         cmd.output().unwrap()
     }
-}
-
-fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "udt cp failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn fails_with(out: &Output, needle: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "stderr: {err}");
-    assert!(err.contains(needle), "expected {needle:?} in {err:?}");
 }
 
 fn url(port: u16, path: &str) -> String {

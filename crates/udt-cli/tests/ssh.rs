@@ -6,6 +6,8 @@
 //!
 //! Needs Debian's openssh-server (`scripts/setup.sh` installs it) and root, as CI has.
 
+mod common;
+
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -167,13 +169,9 @@ fn remote(path: &Path) -> String {
     format!("{HOST}:{}", path.display())
 }
 
+/// [`common::ok`], and no key in what it printed.
 fn ok(out: &Output) {
-    assert!(
-        out.status.success(),
-        "udt cp failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
+    common::ok(out);
     no_key_in(out);
 }
 
