@@ -38,14 +38,16 @@ pub trait Sink {
     fn commit(&mut self, transmit: Transmit);
 }
 
-/// A sink that collects datagrams as separate vectors (tests, simulations, simple drivers).
+/// A sink that collects datagrams as separate vectors (the simulator and these tests).
+#[cfg(test)]
 #[derive(Debug, Default)]
-pub struct VecSink {
+pub(crate) struct VecSink {
     buf: Vec<u8>,
     /// Each committed datagram with its destination, oldest first.
-    pub datagrams: Vec<(SocketAddr, Vec<u8>)>,
+    pub(crate) datagrams: Vec<(SocketAddr, Vec<u8>)>,
 }
 
+#[cfg(test)]
 impl Sink for VecSink {
     fn buffer(&mut self) -> &mut Vec<u8> {
         &mut self.buf

@@ -54,7 +54,7 @@ pub use config::{ConfigError, ConnectionConfig, Mode};
 pub use connection::{
     Connection, ConnectionError, Event, RecvError, Role, SendError, State, Transmit,
 };
-pub use drive::{Driven, Route, Sink, VecSink};
+pub use drive::{Driven, Route, Sink};
 pub use endpoint::{ConnectError, Endpoint, EndpointStats, Incoming};
 pub use protect::SessionKey;
 pub use seq::{AckNumber, MsgNumber, SeqNumber, SocketId};

@@ -372,8 +372,12 @@ impl Connection {
             self.stats.wrong_source += 1;
             return;
         }
-        if !self.allowed_before_protection(data) && self.protection.is_none() {
-            self.stats.protection.plaintext += 1;
+        if self.protection.is_none() {
+            if self.allowed_before_protection(data) {
+                self.handle_authentic(now, data);
+            } else {
+                self.stats.protection.plaintext += 1;
+            }
             return;
         }
         let mut opened = std::mem::take(&mut self.open_buf);

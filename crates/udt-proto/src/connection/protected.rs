@@ -146,13 +146,13 @@ impl Connection {
         !self.config.is_protected() || crate::wire::is_handshake(data)
     }
 
-    /// Authenticate and decrypt `data` into `out` if protection is on. Returns false if the
-    /// packet must be dropped (it is counted); true with `out` holding the packet (or left
-    /// empty, meaning "use `data` as it is": no protection, or a handshake).
+    /// Authenticate and decrypt `data` into `out` (protection is on). Returns false if the
+    /// packet must be dropped (it is counted); true with `out` holding the packet, or left
+    /// empty for a handshake, which is used as it is.
     pub(super) fn open_datagram(&mut self, now: Instant, data: &[u8], out: &mut Vec<u8>) -> bool {
         out.clear();
         let Some(protection) = &mut self.protection else {
-            return true;
+            return true; // not called without protection: nothing to open
         };
         let proved_before = protection.peer_proved();
         match protection.open(data, out) {
@@ -165,10 +165,7 @@ impl Connection {
                 }
                 true
             }
-            Ok(Opened::Handshake) => {
-                out.clear();
-                true
-            }
+            Ok(Opened::Handshake) => true,
             Err(refused) => {
                 self.stats.protection.record(refused);
                 self.give_up_on_unproved_peer(now);
