@@ -10,7 +10,8 @@
 # between two network namespaces joined by a veth pair with a `tbf` qdisc of that rate on
 # each end: a path whose bottleneck is the network, as between two hosts.
 #
-# CC=native|model (default model, as `udt cp`) sets the congestion control on every sender.
+# UDT_CC=native|model (default model, as `udt cp`) sets the congestion control on every
+# sender (not CC, which cargo hands to C compilers).
 #
 # Each run also copies both ways with keys (`udt serve --authorized-keys`, `udt cp --key`):
 # the same transfers with every packet sealed (AES-256-GCM), so the table shows what
@@ -29,7 +30,7 @@ SHM=$(mktemp -d /dev/shm/udt-bench-cp.XXXXXX)
 OUT=$(mktemp -d)
 SERVER_PID=
 SHAPE=${SHAPE:-}
-CC=${CC:-model}
+CTRL=${UDT_CC:-model}
 NS_A=udt-bench-cp-a-$$
 NS_B=udt-bench-cp-b-$$
 cleanup() {
@@ -76,7 +77,7 @@ KEYED_CP=(--key "$OUT/client-key" --known-servers "$OUT/known_servers")
 start_server() {
   local root=$1
   shift
-  in_a "$UDT" serve --cc "$CC" --root "$root" -l "$HOST" -p 0 "$@" >"$OUT/serve.out" 2>/dev/null &
+  in_a "$UDT" serve --cc "$CTRL" --root "$root" -l "$HOST" -p 0 "$@" >"$OUT/serve.out" 2>/dev/null &
   SERVER_PID=$!
   for _ in $(seq 100); do grep -q listening "$OUT/serve.out" 2>/dev/null && break; sleep 0.05; done
   PORT=$(sed -n 's/.*listening on [0-9.]*:\([0-9]*\),.*/\1/p' "$OUT/serve.out")
@@ -96,7 +97,7 @@ mem_to_mem() { # i
   in_a "$UDT" perf -s -1 -B "$HOST" -p "$PERF_PORT" >/dev/null 2>&1 &
   local spid=$!
   sleep 0.3
-  in_b "$UDT" perf -c "$HOST" --cc "$CC" -p "$PERF_PORT" -n "${SIZE_MIB}M" --json >"$OUT/mem.$1.send" 2>/dev/null
+  in_b "$UDT" perf -c "$HOST" --cc "$CTRL" -p "$PERF_PORT" -n "${SIZE_MIB}M" --json >"$OUT/mem.$1.send" 2>/dev/null
   wait "$spid" || true
 }
 
@@ -111,11 +112,11 @@ for i in $(seq "$REPS"); do
     else serve=("${KEYED_SERVE[@]}"); cpf=("${KEYED_CP[@]}"); sfx="-keyed"; fi
     rm -f "$SHM/up/big.bin" "$SHM/down/big.bin"
     start_server "$SHM/up" "${serve[@]}"
-    { time in_b "$UDT" cp "${cpf[@]}" --cc "$CC" --json --force "$SHM/src/big.bin" "udt://$HOST:$PORT/" >"$OUT/up$sfx.$i" 2>&1; } \
+    { time in_b "$UDT" cp "${cpf[@]}" --cc "$CTRL" --json --force "$SHM/src/big.bin" "udt://$HOST:$PORT/" >"$OUT/up$sfx.$i" 2>&1; } \
       2>"$OUT/up$sfx.$i.client-cpu"
     stop_server "$OUT/up$sfx.$i.server-cpu"
     start_server "$SHM/src" "${serve[@]}"
-    { time in_b "$UDT" cp "${cpf[@]}" --cc "$CC" --json --force "udt://$HOST:$PORT/big.bin" "$SHM/down/" >"$OUT/down$sfx.$i" 2>&1; } \
+    { time in_b "$UDT" cp "${cpf[@]}" --cc "$CTRL" --json --force "udt://$HOST:$PORT/big.bin" "$SHM/down/" >"$OUT/down$sfx.$i" 2>&1; } \
       2>"$OUT/down$sfx.$i.client-cpu"
     stop_server "$OUT/down$sfx.$i.server-cpu"
     cmp -s "$SHM/src/big.bin" "$SHM/up/big.bin" && cmp -s "$SHM/src/big.bin" "$SHM/down/big.bin" \
@@ -125,7 +126,7 @@ for i in $(seq "$REPS"); do
   echo "run $i: mem $(grep -o '"goodput_bps":[0-9.e+]*' "$OUT/mem.$i.send"), up/down (plain, keyed) $(grep -ho '"rate_bps":[0-9.]*' "$OUT/up.$i" "$OUT/down.$i" "$OUT/up-keyed.$i" "$OUT/down-keyed.$i" | tr '\n' ' ')" >&2
 done
 
-python3 - "$OUT" "$REPS" "$SIZE_MIB" "${SHAPE:-}" "$CC" <<'PY'
+python3 - "$OUT" "$REPS" "$SIZE_MIB" "${SHAPE:-}" "$CTRL" <<'PY'
 import json, statistics, sys
 out, reps, size, shape, cc = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 path = (f"veth, tbf {shape}" if shape else "loopback") + f", --cc {cc}"

@@ -146,6 +146,11 @@ pub struct SentInfo {
     pub len: usize,
     /// Whether this is a retransmission.
     pub retransmit: bool,
+    /// Whether the sender has nothing more to send after this packet: no unsent data and no
+    /// retransmission waiting. Rate samples taken over such packets measure the
+    /// application's pace, not the path's (a handshake's request and reply, a trickle), and
+    /// a controller should not read them as the path's capacity.
+    pub app_limited: bool,
 }
 
 /// Inputs of [`Controller::on_packet_received`].

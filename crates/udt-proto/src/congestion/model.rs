@@ -39,6 +39,11 @@
 //! more than 2% (at least 16 packets): startup overshoots by design, and on a path with a
 //! one-BDP queue each extra round at 2.89× would lose most of a BDP.
 //!
+//! Application-limited stretches: from a packet sent with nothing queued behind it until the
+//! front passes that packet, samples only count when they beat the estimate, and the rounds
+//! do not count towards startup's plateau (as in BBR), so a connection that exchanges a few
+//! small messages before its bulk data still starts up at full speed.
+//!
 //! Everything is O(1) per hook apart from `on_loss`, which is linear in the NAK's ranges.
 //! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
 
@@ -234,6 +239,11 @@ pub struct ModelBased {
     /// The highest arrival rate the receiver reported in this round and the previous one
     /// (packets per second), which caps delivery-rate samples.
     arrival_max: f64,
+    /// The last packet sent while the application had nothing more to send: until the
+    /// front passes it, rate samples measure the application, not the path.
+    app_limited_until: Option<SeqNumber>,
+    /// Whether any ACK of the round in progress came while application-limited.
+    round_app_limited: bool,
     prev_arrival_max: f64,
     // Outputs.
     pacing_gain: f64,
@@ -280,6 +290,8 @@ impl ModelBased {
             last_backoff: None,
             arrival_max: 0.0,
             prev_arrival_max: 0.0,
+            app_limited_until: None,
+            round_app_limited: false,
             pacing_gain: STARTUP_GAIN,
             cwnd_pkts: config.initial_window_pkts,
             config,
@@ -386,7 +398,12 @@ impl ModelBased {
         self.arrival_max = 0.0;
         self.sent_in_round = 0;
         self.lost_in_round = 0;
-        if !self.filled {
+        let app_limited = std::mem::replace(&mut self.round_app_limited, false);
+        // A round the application held back says nothing about whether the pipe is full
+        // (BBR's full-pipe check skips application-limited samples the same way): a key
+        // exchange or a file list of small messages would otherwise end startup after three
+        // rounds with a bandwidth estimate of a few packets per round trip.
+        if !self.filled && !app_limited {
             let bw = self.bw.max();
             if bw >= self.full_bw * PLATEAU_GROWTH {
                 self.full_bw = bw;
@@ -553,6 +570,17 @@ impl ModelBased {
         sample.newly_acked
     }
 
+    /// Whether the ACK `ack` still falls in an application-limited stretch; ends the
+    /// stretch once the ACK passes its last packet.
+    fn note_app_limited(&mut self, ack: SeqNumber) {
+        if let Some(until) = self.app_limited_until {
+            self.round_app_limited = true;
+            if until < ack {
+                self.app_limited_until = None;
+            }
+        }
+    }
+
     /// Once the pipe is full, a delivery-rate sample may not exceed the receiver's
     /// arrival-rate reports by more than [`ARRIVAL_SLACK`]: cumulative ACKs jump when a hole
     /// is repaired, and a sample that catches such a jump during a 1.25 probe would otherwise
@@ -627,10 +655,16 @@ impl Controller for ModelBased {
     }
 
     fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
+        if info.app_limited {
+            self.app_limited_until = Some(match self.app_limited_until {
+                Some(until) => until.max_seq(info.seq),
+                None => info.seq,
+            });
+        }
         if !info.retransmit {
             self.sent_in_round += 1;
             let spacing = self.marker_spacing();
-            let limited = self.mode == ModelMode::ProbeRtt;
+            let limited = self.mode == ModelMode::ProbeRtt || self.app_limited_until.is_some();
             self.sampler
                 .on_sent(now, info.seq, spacing, self.lost_total, limited);
         }
@@ -644,6 +678,7 @@ impl Controller for ModelBased {
         let min_rtt_expired =
             self.min_rtt.is_some() && now - self.min_rtt_stamp > self.config.min_rtt_window;
         let newly = self.absorb(now, ack.ack, ack.recv_rate_pkts);
+        self.note_app_limited(ack.ack);
         if self.round_end < ack.ack {
             self.end_round(now);
             self.round_end = ack.largest_sent;

@@ -114,12 +114,16 @@ impl Connection {
             payload,
         };
         Packet::Data(repr).emit(buf);
+        // Unsent packets still counts this one (it is marked sent after the emit).
+        let app_limited =
+            self.snd.loss.is_empty() && self.snd.buffer.unsent_pkts() <= u32::from(!retransmit);
         self.cc.on_packet_sent(
             now,
             &SentInfo {
                 seq,
                 len,
                 retransmit,
+                app_limited,
             },
         );
         self.stats.packets_sent += 1;

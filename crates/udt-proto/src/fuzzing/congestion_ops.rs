@@ -233,6 +233,7 @@ impl Model {
                     seq: self.acked,
                     len: 1472,
                     retransmit: true,
+                    app_limited: false,
                 };
                 cc.on_packet_sent(self.now, &info);
             }
@@ -261,11 +262,13 @@ impl Model {
     }
 
     fn send<C: Controller + ?Sized>(&mut self, cc: &mut C, count: u32) {
-        for _ in 0..count {
+        for i in 0..count {
+            // A batch's last packet empties the sender's queue, as a small write would.
             let info = SentInfo {
                 seq: self.next,
                 len: 1472,
                 retransmit: false,
+                app_limited: i + 1 == count,
             };
             cc.on_packet_sent(self.now, &info);
             self.next = self.next.next();

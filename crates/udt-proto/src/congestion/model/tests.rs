@@ -73,6 +73,18 @@ fn ack(seq: SeqNumber, largest_sent: SeqNumber, rtt_ms: u64) -> AckInfo {
 /// Drive the controller over an ideal path of `rate` pkt/s and `rtt`: sends when the pacer
 /// and the window allow, ACKs every 10 ms for what arrived one RTT earlier.
 fn drive(model: &mut ModelBased, rate: f64, rtt: Duration, seconds: f64) {
+    drive_app(model, rate, rtt, seconds, |_| u64::MAX);
+}
+
+/// [`drive`] with an application that has handed the sender `offered(t)` packets in all by
+/// time `t` seconds (the sender says so when it sends the last one it has).
+fn drive_app(
+    model: &mut ModelBased,
+    rate: f64,
+    rtt: Duration,
+    seconds: f64,
+    offered: impl Fn(f64) -> u64,
+) {
     let isn = SeqNumber::new(0);
     let init = ControllerInit {
         max_window_pkts: 100_000,
@@ -84,9 +96,11 @@ fn drive(model: &mut ModelBased, rate: f64, rtt: Duration, seconds: f64) {
     let mut sent_at: std::collections::VecDeque<(SeqNumber, f64)> = Default::default();
     let (mut t, mut next_send, mut next_ack, mut link_free) = (0.0f64, 0.0f64, 0.01f64, 0.0f64);
     let mut acked = isn;
+    let mut sent = 0u64;
     while t < seconds {
         let flight = f64::from(acked.offset_to(next).max(0));
-        if t >= next_send && flight < model.window_pkts() {
+        let available = offered(t).saturating_sub(sent);
+        if t >= next_send && flight < model.window_pkts() && available > 0 {
             // The bottleneck serialises at `rate`; arrival = max(link free, now) + 1/rate.
             let depart = link_free.max(t) + 1.0 / rate;
             link_free = depart;
@@ -96,9 +110,11 @@ fn drive(model: &mut ModelBased, rate: f64, rtt: Duration, seconds: f64) {
                 seq: next,
                 len: 1472,
                 retransmit: false,
+                app_limited: available == 1,
             };
             model.on_packet_sent(now, &info);
             next = next.next();
+            sent += 1;
             next_send = t + model.send_period().as_secs_f64();
         }
         if t >= next_ack {
@@ -111,6 +127,37 @@ fn drive(model: &mut ModelBased, rate: f64, rtt: Duration, seconds: f64) {
         }
         t = next_send.min(next_ack).max(t + 1e-6);
     }
+}
+
+/// Issue 11's keyed copies: a key exchange and a file list trickle a packet per round trip
+/// before the bulk data. Those rounds show no growth, but the application held them back:
+/// startup must not take them as a full pipe and leave with a bandwidth of a few packets per
+/// round trip, which the 1.25 probes then take seconds to climb out of.
+#[test]
+fn application_limited_rounds_do_not_end_startup() {
+    let rtt = Duration::from_millis(20);
+    let mut model = ModelBased::default();
+    // One packet per round trip for 0.5 s (25 rounds), then a bulk transfer.
+    let offered = |t: f64| {
+        if t < 0.5 {
+            (t / 0.02) as u64 + 1
+        } else {
+            u64::MAX
+        }
+    };
+    drive_app(&mut model, 10_000.0, rtt, 0.5, offered);
+    assert_eq!(
+        model.mode(),
+        ModelMode::Startup,
+        "the trickle ended startup"
+    );
+    // The same schedule again from the start, 0.3 s into the bulk phase.
+    drive_app(&mut model, 10_000.0, rtt, 0.8, offered);
+    let bw = model.bandwidth_pkts();
+    assert!(
+        bw >= 9_000.0,
+        "bandwidth {bw} pkt/s 0.3 s into the bulk phase"
+    );
 }
 
 #[test]
@@ -277,8 +324,9 @@ proptest! {
             let pick = |frac: f64| acked + (f64::from(outstanding) * frac) as u32;
             match *op {
                 Op::Step(us) => now += Duration::from_micros(us),
-                Op::Send(n) => for _ in 0..n {
-                    let info = SentInfo { seq: next, len: 1472, retransmit: false };
+                Op::Send(n) => for i in 0..n {
+                    let app_limited = i + 1 == n;
+                    let info = SentInfo { seq: next, len: 1472, retransmit: false, app_limited };
                     model.on_packet_sent(now, &info);
                     next = next.next();
                 },
