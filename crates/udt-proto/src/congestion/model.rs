@@ -207,6 +207,7 @@ pub struct ModelBased {
     // Rounds.
     round: u64,
     round_end: SeqNumber,
+    round_started: Instant,
     // Bandwidth model.
     bw: MaxFilter,
     initial_bw_pkts: f64,
@@ -266,6 +267,7 @@ impl ModelBased {
             mode: ModelMode::Startup,
             round: 0,
             round_end: init.isn,
+            round_started: now,
             bw: MaxFilter::new(config.bw_window_rounds),
             initial_bw_pkts: config.initial_window_pkts / initial_rtt.as_secs_f64(),
             min_rtt: None,
@@ -387,6 +389,7 @@ impl ModelBased {
     /// A round ended: judge its losses, then look for the startup plateau.
     fn end_round(&mut self, now: Instant) {
         self.round += 1;
+        self.round_started = now;
         if self.overflowing() {
             self.back_off_once(now);
         }
@@ -422,6 +425,11 @@ impl ModelBased {
         self.lost_in_round as f64 / sent as f64
     }
 
+    /// Whether the round in progress has lasted more than two smoothed RTTs (at least SYN).
+    fn round_stalled(&self, now: Instant) -> bool {
+        now - self.round_started > self.srtt.max(SYN) * 2
+    }
+
     /// Whether the round in progress shows congestion rather than random loss: more than
     /// `heavy_loss` lost, or more than `queue_loss` while the RTT says the queue is full.
     fn overflowing(&self) -> bool {
@@ -449,9 +457,17 @@ impl ModelBased {
     /// [`BACKOFF_SPACING`]: losses reported in the round after a back-off were caused before
     /// it, and a time floor keeps short-RTT flows from backing off many times more often per
     /// second than long-RTT flows sharing the same overflowing queue.
+    ///
+    /// The two-round rule lapses after two smoothed RTTs: when a flow overloads its path so
+    /// badly that holes stay unrepaired, the cumulative ACK stands still and rounds stop
+    /// ending. Counting rounds alone then allowed one back-off in all, and a flow whose
+    /// startup overshot a small queue sixfold kept that rate for seconds, resending most of
+    /// what it sent (87k retransmissions for 19k losses in 6 s at 45 Mbit/s).
     fn back_off_once(&mut self, now: Instant) {
         let recent = self.last_backoff.is_some_and(|(round, at)| {
-            self.round < round + 2 || now - at < BACKOFF_SPACING.max(self.min_rtt() * 2)
+            let since = now - at;
+            let rounds_pending = self.round < round + 2 && since < self.srtt.max(SYN) * 2;
+            rounds_pending || since < BACKOFF_SPACING.max(self.min_rtt() * 2)
         });
         if !recent {
             self.back_off(self.config.loss_backoff);
@@ -459,9 +475,15 @@ impl ModelBased {
         }
     }
 
-    /// Scale the bandwidth estimate by `factor`; a back-off in startup also ends it.
+    /// Scale the bandwidth estimate by `factor`, and to no more than the receiver's highest
+    /// arrival-rate report of this round and the last (what an overflowing path delivers); a
+    /// back-off in startup also ends it.
     fn back_off(&mut self, factor: f64) {
-        let bw = self.bandwidth_pkts() * factor;
+        let mut bw = self.bandwidth_pkts() * factor;
+        let arrival = self.arrival_max.max(self.prev_arrival_max);
+        if arrival > 16.0 {
+            bw = bw.min(arrival * ARRIVAL_SLACK);
+        }
         self.bw.reset(self.round, bw);
         self.filled = true;
     }
@@ -709,6 +731,13 @@ impl Controller for ModelBased {
             }
         }
         self.check_startup_loss(now);
+        // A badly overloaded path holds the cumulative ACK back and rounds stop ending: once
+        // a round has lasted two smoothed RTTs, judge its losses at each NAK. (Judging every
+        // round at each NAK instead made competing flows back off out of step: two flows on
+        // one bottleneck shared it 49:142.)
+        if self.round_stalled(now) && self.overflowing() {
+            self.back_off_once(now);
+        }
         if let Some(front) = front {
             let newly = self.absorb(now, front, loss.recv_rate_pkts);
             self.update_window(newly);

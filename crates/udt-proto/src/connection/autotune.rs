@@ -9,7 +9,8 @@
 //! * **Receiver** (at each full ACK, at most once per SYN): the buffer, and with it the flow
 //!   window the ACKs advertise, grows to twice the arrival speed times RTT + SYN, the window
 //!   that keeps a sender at that speed going through a repair, while the application keeps
-//!   up (less than a quarter of the buffer waits to be read; a reader that falls behind gets
+//!   up (it read since the last full ACK and less than a quarter of the buffer waits to be
+//!   read; a reader that falls behind gets
 //!   no more memory to fall behind into). The handshake advertises the most it may grow to,
 //!   so a controller's window cap ([`ControllerInit::max_window_pkts`]) does not pin the
 //!   sender at 4.11's size; the ACKs say what is free now.
@@ -60,7 +61,9 @@ impl Connection {
         let limit = self.config.advertised_window();
         let capacity = self.rcv.buffer.capacity_pkts();
         let flowing = self.rcv.last_data_at.is_some_and(|t| now - t < IDLE);
-        if capacity >= limit || speed_pkts == 0 || !flowing {
+        let delivered = self.stats.bytes_delivered;
+        let reading = delivered > std::mem::replace(&mut self.rcv.read_mark, delivered);
+        if capacity >= limit || speed_pkts == 0 || !flowing || !reading {
             return;
         }
         let waiting = capacity.saturating_sub(self.rcv.buffer.available_pkts() + 1);

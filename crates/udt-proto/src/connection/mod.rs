@@ -178,6 +178,10 @@ struct RecvState {
     capacity: LinkCapacity,
     /// When the last data packet arrived (buffer autotuning's idle rule).
     last_data_at: Option<Instant>,
+    /// Bytes the application had read at the last autotuning check.
+    read_mark: u64,
+    /// The arrival speed of the last full ACK, packets per second (0: none yet).
+    reported_speed_pkts: u32,
 }
 
 impl Connection {
@@ -299,6 +303,8 @@ impl Connection {
                 arrival: ArrivalSpeed::new(),
                 capacity: LinkCapacity::new(),
                 last_data_at: None,
+                read_mark: 0,
+                reported_speed_pkts: 0,
             },
             rtt: RttEstimator::new(),
             cc,

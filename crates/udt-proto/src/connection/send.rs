@@ -18,7 +18,7 @@ impl Connection {
     pub(super) fn poll_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
         if !matches!(self.state, State::Connected | State::Closing)
             || self.awaiting_peer_proof()
-            || now < self.earliest_send()
+            || !self.snd.pacer.may_send(now, self.earliest_send())
         {
             return false;
         }

@@ -471,3 +471,46 @@ fn model_fills_sub_millisecond_paths() {
         assert!(util >= 0.85, "{gbit} Gbit/s: utilisation {util:.3}");
     }
 }
+
+/// Issue 12: retransmissions stay within 1.5x what the link dropped (no spurious storms), on
+/// short paths with small queues where the model's startup overshoots most.
+#[test]
+fn retransmissions_follow_link_drops_on_a_short_path() {
+    for (mbit, rtt_us, queue_ms, loss) in [(45u64, 200u64, 10u64, 0.0), (1000, 200, 1, 0.001)] {
+        let link = Link {
+            wire_bps: mbit * 1_000_000,
+            loss,
+            queue_rtt: Duration::from_millis(queue_ms),
+        };
+        let flow = Flow {
+            rtt: Duration::from_micros(rtt_us),
+            cc: model(),
+            buffers: Buffers::Default,
+        };
+        let mut sim = Sim::new();
+        let (shared, mut ends) = build(&mut sim, &[flow], link, 3);
+        let chunk = vec![0u8; 256 * 1024];
+        let mut rbuf = vec![0u8; 1 << 20];
+        let mut got = vec![0u64; 1];
+        sim.run_until(Duration::from_secs(4), |sim| {
+            pump(sim, &mut ends, &chunk, &mut rbuf, &mut got);
+            sim.app_wake = Some(sim.now + Duration::from_millis(1));
+            false
+        });
+        let dropped = sim.link_stats(shared).dropped();
+        let (client, c, _, _) = ends[0];
+        let st = sim.conn(client, c).stats();
+        let goodput = got[0] as f64 * 8.0 / 4e6;
+        println!(
+            "{mbit} Mbit/s, RTT {rtt_us} µs, queue {queue_ms} ms, loss {loss}: goodput {goodput:.1} \
+             Mbit/s, link dropped {dropped}, sent {}, retransmitted {}",
+            st.packets_sent, st.retransmitted
+        );
+        assert!(goodput > mbit as f64 * 0.7, "goodput {goodput:.1} Mbit/s");
+        assert!(
+            st.retransmitted as f64 <= dropped as f64 * 1.5 + 10.0,
+            "{} retransmissions for {dropped} drops",
+            st.retransmitted
+        );
+    }
+}

@@ -309,6 +309,11 @@ impl Sim {
         }
     }
 
+    /// The counters of `link` (pushed, delivered, drops by cause).
+    pub(crate) fn link_stats(&self, link: usize) -> udt_netsim::LinkStats {
+        self.links[link].stats().clone()
+    }
+
     /// Bytes waiting in `link`'s queue now (for queue-occupancy measurements).
     pub(crate) fn queued_bytes(&self, link: usize) -> usize {
         self.links[link].queued_bytes(self.now.since_epoch())

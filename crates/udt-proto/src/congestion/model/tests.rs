@@ -231,6 +231,38 @@ fn random_loss_leaves_the_estimate_alone_but_heavy_loss_backs_off() {
     assert!(after <= before * 0.85, "{before} -> {after}");
 }
 
+/// The storm of issue 12: a flow sends far above its path and most packets are lost, so
+/// holes stay unrepaired, the cumulative ACK stands still and no round ends. Counting rounds
+/// alone allowed one back-off in all; the estimate must keep falling while the NAKs show
+/// heavy loss.
+#[test]
+fn heavy_loss_with_a_stalled_ack_keeps_backing_off() {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_millis(50), 5.0);
+    let before = model.bandwidth_pkts();
+    let mut now = Instant::from_micros(5_000_000);
+    let mut next = 60_000u32;
+    // Two seconds: every 10 ms, 100 packets sent and 60 of them reported lost; no ACK.
+    for _ in 0..200 {
+        for _ in 0..100 {
+            let info = SentInfo {
+                seq: SeqNumber::new(next),
+                len: 1472,
+                retransmit: false,
+                app_limited: false,
+            };
+            model.on_packet_sent(now, &info);
+            next += 1;
+        }
+        let r = nak(next - 60, next - 1);
+        model.on_loss(now, &loss_info(&r, next));
+        now += Duration::from_millis(10);
+    }
+    // 40 of every 100 packets arrive: 4,000 a second. The estimate comes down to that.
+    let after = model.bandwidth_pkts();
+    assert!(after <= 4_400.0, "{before} -> {after}");
+}
+
 #[test]
 fn probe_rtt_holds_the_minimum_window_then_restores() {
     let mut model = ModelBased::default();
