@@ -145,7 +145,7 @@ const char* major_text(int major, int minor) {
 void add_to_set(void* set, int fd) { static_cast<std::set<int>*>(set)->insert(fd); }
 void add_to_vector(void* vec, int fd) { static_cast<std::vector<int>*>(vec)->push_back(fd); }
 
-// Record a file error of sendfile/recvfile (4001..4004) with the current errno.
+// Record a file error of sendfile/recvfile (4.11 gives EWRPERM for all) with errno.
 int file_error(int code) {
     udtr_set_error(code, errno);
     return UDT::ERROR;
@@ -171,10 +171,10 @@ const char* CUDTException::getErrorMessage() {
         }
     }
     if (m_iMajor != 0 && m_iErrno > 0) {
-        char buf[1024];
-        // The GNU strerror_r returns the text (perhaps not in buf).
+        // 4.11 appends ": " and then the system's text only if strerror_r returns 0, which
+        // the GNU strerror_r (returning the text) Debian builds with never does: the
+        // message ends in ": ." and the number stays in the exception. Kept as it is.
         m_strMsg += ": ";
-        m_strMsg += strerror_r(m_iErrno, buf, sizeof buf);
     }
     if (this == &tls_error && !tls_detail.empty()) {
         m_strMsg += ": ";
@@ -313,16 +313,19 @@ int recvmsg(UDTSOCKET u, char* buf, int len) { return udtr_recvmsg(u, buf, len);
 int64_t sendfile(UDTSOCKET u, std::fstream& ifs, int64_t& offset, int64_t size, int block) {
     if (udtr_file_check(u, true) < 0) return ERROR;
     if (size <= 0) return 0;
+    // As in 4.11: a stream that cannot be read (not open, bad offset, or ended before
+    // `size` bytes) is EWRPERM (4004) at the top of the next block; a clean end stops.
     ifs.seekg(static_cast<std::streamoff>(offset));
-    if (ifs.fail()) return file_error(CUDTException::EINVRDOFF);
     const int64_t unit = block > 0 ? block : 364000;
     std::vector<char> buf(static_cast<size_t>(unit < size ? unit : size));
     int64_t left = size;
     while (left > 0) {
+        if (ifs.fail()) return file_error(CUDTException::EWRPERM);
+        if (ifs.eof()) break;
         const int64_t want = left < unit ? left : unit;
         ifs.read(buf.data(), static_cast<std::streamsize>(want));
         const int64_t got = ifs.gcount();
-        if (got <= 0) break;  // the file ended: 4.11 returns what it sent
+        if (got <= 0) continue;  // the checks above end the loop
         if (udtr_send_block(u, buf.data(), static_cast<int>(got)) < 0) return ERROR;
         offset += got;
         left -= got;
@@ -334,16 +337,15 @@ int64_t recvfile(UDTSOCKET u, std::fstream& ofs, int64_t& offset, int64_t size, 
     if (udtr_file_check(u, false) < 0) return ERROR;
     if (size <= 0) return 0;
     ofs.seekp(static_cast<std::streamoff>(offset));
-    if (ofs.fail()) return file_error(CUDTException::EINVWROFF);
     const int64_t unit = block > 0 && block < (1 << 20) ? block : (1 << 20);
     std::vector<char> buf(static_cast<size_t>(unit < size ? unit : size));
     int64_t left = size;
     while (left > 0) {
+        if (ofs.fail()) return file_error(CUDTException::EWRPERM);
         const int want = static_cast<int>(left < unit ? left : unit);
         const int got = udtr_recv_block(u, buf.data(), want);
         if (got < 0) return ERROR;
         ofs.write(buf.data(), got);
-        if (ofs.fail()) return file_error(CUDTException::EWRPERM);
         offset += got;
         left -= got;
     }

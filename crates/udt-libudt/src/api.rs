@@ -59,7 +59,7 @@ unsafe fn slice<'a>(buf: *const c_char, len: c_int) -> &'a [u8] {
 }
 
 /// # Safety
-/// As [`slice`], writable.
+/// As [`slice()`], writable.
 unsafe fn slice_mut<'a>(buf: *mut c_char, len: c_int) -> &'a mut [u8] {
     match usize::try_from(len) {
         Ok(n) if n > 0 && !buf.is_null() => {

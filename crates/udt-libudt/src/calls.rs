@@ -417,18 +417,24 @@ pub fn recv_block(conn: &Conn, buf: &mut [u8]) -> Result<usize> {
 }
 
 /// `UDT::sendfile2`: send `size` bytes of the file at `path` from `offset`; returns the
-/// bytes sent (fewer if the file is shorter, as 4.11 stops at its end).
+/// bytes sent. As in 4.11 (whose `fstream` fails rather than throws), a file that cannot be
+/// opened, or holds fewer bytes, is EWRPERM (4004), the latter after sending what it has.
 pub fn send_file_path(u: i32, path: &std::path::Path, offset: u64, size: u64) -> Result<u64> {
     let conn = file_stream(u, true)?;
     let s = stream(&conn)?;
-    let file = File::open(path).map_err(|e| file_error(Code::InvRdOff, &e))?;
+    let file = File::open(path).map_err(|e| file_error(Code::WrPerm, &e))?;
     let len = file
         .metadata()
-        .map_err(|e| file_error(Code::RdPerm, &e))?
+        .map_err(|e| file_error(Code::WrPerm, &e))?
         .len();
-    let size = size.min(len.saturating_sub(offset));
-    s.send_file(&file, offset, size)
-        .map_err(|e| from_io(&e, Op::Send))
+    let available = size.min(len.saturating_sub(offset));
+    let sent = s
+        .send_file(&file, offset, available)
+        .map_err(|e| from_io(&e, Op::Send))?;
+    if available < size {
+        return Err(Code::WrPerm.into());
+    }
+    Ok(sent)
 }
 
 /// `UDT::recvfile2`: create (or truncate) `path` and write `size` bytes at `offset`;
@@ -436,7 +442,7 @@ pub fn send_file_path(u: i32, path: &std::path::Path, offset: u64, size: u64) ->
 pub fn recv_file_path(u: i32, path: &std::path::Path, offset: u64, size: u64) -> Result<u64> {
     let conn = file_stream(u, false)?;
     let s = stream(&conn)?;
-    let file = File::create(path).map_err(|e| file_error(Code::InvWrOff, &e))?;
+    let file = File::create(path).map_err(|e| file_error(Code::WrPerm, &e))?;
     let got = s
         .recv_file(&file, offset, size)
         .map_err(|e| from_io(&e, Op::Recv))?;

@@ -5,7 +5,7 @@
 //! connected (registered once they are), system sockets (`epoll_add_ssock`, looked at with
 //! `poll(2)`), and 4.11's own readiness rules for `select` (an unconnected or broken socket
 //! counts as readable and writable) and `selectEx` (broken ones are exceptions). Where the
-//! poller cannot wake us the wait goes in slices of [`SLICE`], 4.11's own event granularity.
+//! poller cannot wake us the wait goes in slices of 10 ms, 4.11's own event granularity.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};

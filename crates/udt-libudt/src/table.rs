@@ -5,7 +5,7 @@
 //! while another sends or closes), so an entry hands out `Arc`s of its engine objects and
 //! no lock is held across a blocking call. Handles count down from a random start below
 //! 2^30, as 4.11's do, so a stale handle rarely names a new socket. Closed handles are
-//! remembered (the last [`CLOSED_KEPT`]) so that `getsockstate` says CLOSED, not NONEXIST.
+//! remembered (the last 4096) so that `getsockstate` says CLOSED, not NONEXIST.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
