@@ -370,6 +370,30 @@ static void stream_calls() {
     UDT::close(l);
 }
 
+// A non-blocking connect returns at once; an epoll set that had the socket before it
+// connected reports it writable once connected.
+static void nonblocking_connect() {
+    int port = 0;
+    UDTSOCKET l = listener(SOCK_STREAM, &port);
+    UDTSOCKET c = UDT::socket(AF_INET, SOCK_STREAM, 0);
+    bool no = false;
+    CHECK(UDT::setsockopt(c, 0, UDT_RCVSYN, &no, sizeof no) == 0);
+    int eid = UDT::epoll_create();
+    int out = UDT_EPOLL_OUT;
+    CHECK(UDT::epoll_add_usock(eid, c, &out) == 0);
+    sockaddr_in a = loopback(port);
+    CHECK(UDT::connect(c, (sockaddr*)&a, sizeof a) == 0);
+    UDTSOCKET s = UDT::accept(l, nullptr, nullptr);
+    CHECK(s != UDT::INVALID_SOCK);
+    std::set<UDTSOCKET> w;
+    CHECK(UDT::epoll_wait(eid, nullptr, &w, 2000) >= 1 && w.count(c) == 1);
+    CHECK(UDT::getsockstate(c) == CONNECTED);
+    CHECK(UDT::epoll_release(eid) == 0);
+    UDT::close(c);
+    UDT::close(s);
+    UDT::close(l);
+}
+
 static std::string temp_path(const char* name) {
     return std::string("/tmp/abi_check.") + std::to_string(getpid()) + "." + name;
 }
@@ -533,6 +557,7 @@ int main() {
     errors_and_defaults();
     listener_rules();
     stream_calls();
+    nonblocking_connect();
     file_calls();
     message_calls();
     bind2_and_rendezvous();
