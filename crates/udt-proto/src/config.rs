@@ -2,6 +2,11 @@
 //!
 //! Values are validated when set, so a connection never runs with an option outside the range
 //! 4.11 accepts; the error names the option and the allowed range.
+//!
+//! Buffers size themselves unless set: UDT_SNDBUF, UDT_RCVBUF and UDT_FC left at their
+//! defaults start at 4.11's values and grow to what the path needs, up to
+//! [`ConnectionConfig::buffer_autotune_limit`] (see `connection/autotune.rs`). A value set
+//! explicitly is kept fixed, as in 4.11: a user who sized a buffer meant that size.
 
 use std::fmt;
 use std::sync::Arc;
@@ -82,7 +87,16 @@ pub struct ConnectionConfig {
     pub(crate) controller: Arc<dyn ControllerFactory>,
     pub(crate) session_key: Option<SessionKey>,
     pub(crate) protect_later: bool,
+    /// Which of UDT_SNDBUF, UDT_RCVBUF and UDT_FC were set explicitly (then fixed).
+    pub(crate) send_buffer_set: bool,
+    pub(crate) recv_buffer_set: bool,
+    pub(crate) flow_control_set: bool,
+    pub(crate) autotune_limit_bytes: Option<u64>,
 }
+
+/// How far a buffer left at its default may grow: 256 MiB, two bandwidth-delay products of
+/// a 5 Gbit/s × 200 ms path, or 1 Gbit/s × 200 ms with room for a second of repairs.
+pub const DEFAULT_AUTOTUNE_LIMIT_BYTES: u64 = 256 << 20;
 
 impl ConnectionConfig {
     /// UDT4 defaults in the given mode.
@@ -105,6 +119,7 @@ impl ConnectionConfig {
     pub fn flow_control_pkts(&mut self, pkts: u32) -> Result<&mut Self, ConfigError> {
         check("UDT_FC", pkts.into(), 1, u64::from(MAX_BUFFER_PKTS))?;
         self.flow_control_pkts = pkts.max(32);
+        self.flow_control_set = true;
         Ok(self)
     }
 
@@ -112,6 +127,7 @@ impl ConnectionConfig {
     pub fn send_buffer_pkts(&mut self, pkts: u32) -> Result<&mut Self, ConfigError> {
         check("UDT_SNDBUF", pkts.into(), 32, u64::from(MAX_BUFFER_PKTS))?;
         self.send_buffer_pkts = pkts;
+        self.send_buffer_set = true;
         Ok(self)
     }
 
@@ -127,6 +143,7 @@ impl ConnectionConfig {
     pub fn recv_buffer_pkts(&mut self, pkts: u32) -> Result<&mut Self, ConfigError> {
         check("UDT_RCVBUF", pkts.into(), 32, u64::from(MAX_BUFFER_PKTS))?;
         self.recv_buffer_pkts = pkts;
+        self.recv_buffer_set = true;
         Ok(self)
     }
 
@@ -135,6 +152,22 @@ impl ConnectionConfig {
         let pkts = bytes / u64::from(self.mss - IP_UDP_OVERHEAD);
         let pkts = u32::try_from(pkts).unwrap_or(u32::MAX);
         self.recv_buffer_pkts(pkts.max(32))
+    }
+
+    /// How far UDT_SNDBUF, UDT_RCVBUF and UDT_FC may grow when left at their defaults
+    /// (default [`DEFAULT_AUTOTUNE_LIMIT_BYTES`]); `None` keeps them at 4.11's fixed sizes.
+    /// The buffers start at 4.11's sizes and grow while the path needs more (about two
+    /// bandwidth-delay products), as Linux TCP's autotuning does; options set explicitly are
+    /// never changed. Memory follows the data, not the limit: an idle connection holds
+    /// almost nothing.
+    pub fn buffer_autotune_limit(&mut self, bytes: Option<u64>) -> &mut Self {
+        self.autotune_limit_bytes = bytes;
+        self
+    }
+
+    /// The autotuning limit in bytes, if autotuning is on.
+    pub fn buffer_autotune_limit_value(&self) -> Option<u64> {
+        self.autotune_limit_bytes
     }
 
     /// UDT_LINGER: how long `close` waits for unsent data (default on, 180 s).
@@ -258,9 +291,44 @@ impl ConnectionConfig {
         payload_size(self.mss, self.reserves_protection())
     }
 
-    /// The flow window this side advertises: min(receive buffer, UDT_FC).
+    /// The flow window this side advertises in its handshake: min(receive buffer, UDT_FC),
+    /// each at the most it may grow to. The ACKs then advertise what is free now.
     pub(crate) fn advertised_window(&self) -> u32 {
-        self.recv_buffer_pkts.min(self.flow_control_pkts)
+        self.recv_limit_pkts().min(self.flow_limit_pkts())
+    }
+
+    /// The autotuning limit in packets of this MSS, if autotuning is on.
+    fn autotune_limit_pkts(&self) -> Option<u32> {
+        let pkts = self.autotune_limit_bytes? / (self.payload_size().max(1) as u64);
+        Some(
+            u32::try_from(pkts)
+                .unwrap_or(u32::MAX)
+                .clamp(32, MAX_BUFFER_PKTS),
+        )
+    }
+
+    /// The most a buffer of `pkts` may grow to: its own size if `set` explicitly or with
+    /// autotuning off, else the autotuning limit (or its size, if larger).
+    fn limit(&self, pkts: u32, set: bool) -> u32 {
+        match self.autotune_limit_pkts() {
+            Some(limit) if !set => pkts.max(limit),
+            _ => pkts,
+        }
+    }
+
+    /// The largest send buffer, packets: UDT_SNDBUF if set, else the autotuning limit.
+    pub(crate) fn send_limit_pkts(&self) -> u32 {
+        self.limit(self.send_buffer_pkts, self.send_buffer_set)
+    }
+
+    /// The largest receive buffer, packets.
+    pub(crate) fn recv_limit_pkts(&self) -> u32 {
+        self.limit(self.recv_buffer_pkts, self.recv_buffer_set)
+    }
+
+    /// The largest flow window, packets.
+    pub(crate) fn flow_limit_pkts(&self) -> u32 {
+        self.limit(self.flow_control_pkts, self.flow_control_set)
     }
 
     pub(crate) fn effective_connect_timeout(&self) -> Duration {
@@ -293,6 +361,10 @@ impl Default for ConnectionConfig {
             controller: Arc::new(NativeFactory::default()),
             session_key: None,
             protect_later: false,
+            send_buffer_set: false,
+            recv_buffer_set: false,
+            flow_control_set: false,
+            autotune_limit_bytes: Some(DEFAULT_AUTOTUNE_LIMIT_BYTES),
         }
     }
 }
@@ -311,6 +383,7 @@ impl fmt::Debug for ConnectionConfig {
             .field("controller", &self.controller.name())
             .field("protected", &self.session_key.is_some())
             .field("protect_later", &self.protect_later)
+            .field("autotune_limit_bytes", &self.autotune_limit_bytes)
             .finish()
     }
 }
@@ -345,10 +418,38 @@ mod tests {
 
     #[test]
     fn defaults_match_udt4() {
-        let c = ConnectionConfig::default();
+        let mut c = ConnectionConfig::default();
         assert_eq!(c.payload_size(), 1456);
-        assert_eq!(c.advertised_window(), 8192);
         assert_eq!(c.effective_connect_timeout(), Duration::from_secs(3));
+        c.buffer_autotune_limit(None);
+        assert_eq!(c.advertised_window(), 8192);
+        assert_eq!(c.send_limit_pkts(), 8192);
+    }
+
+    #[test]
+    fn untouched_buffers_may_grow_to_the_limit_and_set_ones_stay() {
+        let mut c = ConnectionConfig::default();
+        let limit = (DEFAULT_AUTOTUNE_LIMIT_BYTES / 1456) as u32;
+        assert_eq!(c.advertised_window(), limit);
+        assert_eq!(c.send_limit_pkts(), limit);
+        c.flow_control_pkts(25_600).unwrap();
+        assert_eq!(
+            c.advertised_window(),
+            25_600,
+            "UDT_FC set: the window stays"
+        );
+        c.recv_buffer_pkts(1000).unwrap();
+        assert_eq!(c.advertised_window(), 1000);
+        c.send_buffer_bytes(1 << 20).unwrap();
+        assert_eq!(
+            c.send_limit_pkts(),
+            (1 << 20) / 1472,
+            "4.11 counts MSS - 28"
+        );
+        // A limit below 4.11's default never shrinks the default.
+        let mut small = ConnectionConfig::default();
+        small.buffer_autotune_limit(Some(1 << 20));
+        assert_eq!(small.send_limit_pkts(), 8192);
     }
 
     #[test]

@@ -186,6 +186,19 @@ impl RecvBuffer {
             .unwrap_or(0)
     }
 
+    /// Changes the capacity (the connection's buffer autotuning). Never below what is held:
+    /// everything up to the ACK point and every slot made for an arrival keeps its place, so
+    /// a shrink never drops a packet already accepted; an empty buffer also gives back its
+    /// slot table.
+    pub fn set_capacity_pkts(&mut self, pkts: u32) {
+        let held = self.acked.max(self.slots.len()) + 1;
+        let held = u32::try_from(held).unwrap_or(u32::MAX);
+        self.capacity_pkts = pkts.max(held);
+        if self.slots.is_empty() {
+            self.slots.shrink_to_fit();
+        }
+    }
+
     /// Capacity in packets.
     pub fn capacity_pkts(&self) -> u32 {
         self.capacity_pkts

@@ -294,7 +294,18 @@ impl SendBuffer {
 
     /// Free packet slots.
     pub fn free_pkts(&self) -> u32 {
-        self.capacity_pkts - self.slots.len() as u32
+        self.capacity_pkts.saturating_sub(self.slots.len() as u32)
+    }
+
+    /// Changes the capacity (the connection's buffer autotuning). Never below the packets
+    /// held now, so nothing queued is lost and [`Self::free_pkts`] stays meaningful; an empty
+    /// buffer also gives back its slot table.
+    pub fn set_capacity_pkts(&mut self, pkts: u32) {
+        let held = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
+        self.capacity_pkts = pkts.max(held).max(1);
+        if self.slots.is_empty() {
+            self.slots.shrink_to_fit();
+        }
     }
 
     /// Capacity in packets.

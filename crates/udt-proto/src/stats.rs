@@ -171,8 +171,12 @@ pub struct PathStats {
     pub local_bandwidth_pkts: u32,
     /// Free send-buffer space, bytes.
     pub send_buffer_free_bytes: usize,
+    /// Send-buffer capacity now, packets (it grows when autotuned).
+    pub send_buffer_capacity_pkts: u32,
     /// Free receive-buffer slots, packets.
     pub recv_buffer_free_pkts: u32,
+    /// Receive-buffer capacity now, packets (it grows when autotuned).
+    pub recv_buffer_capacity_pkts: u32,
     /// Negotiated MSS.
     pub mss: u32,
 }

@@ -81,10 +81,13 @@ pub struct TestFlags {
     /// set to this minus 40.
     #[arg(long = "mss", value_name = "N")]
     pub mss: Option<String>,
-    /// Send buffer: UDT_SNDBUF, or SO_SNDBUF for TCP.
+    /// Send buffer: UDT_SNDBUF, or SO_SNDBUF for TCP. Unset, both size themselves (UDT:
+    /// from 12 MB up to 256 MiB as the path needs; TCP: the kernel's autotuning); set, the
+    /// size is fixed.
     #[arg(long = "sndbuf", value_name = "BYTES")]
     pub sndbuf: Option<String>,
-    /// Receive buffer: UDT_RCVBUF, or SO_RCVBUF for TCP.
+    /// Receive buffer: UDT_RCVBUF, or SO_RCVBUF for TCP. Unset, both size themselves; set,
+    /// the size is fixed.
     #[arg(long = "rcvbuf", value_name = "BYTES")]
     pub rcvbuf: Option<String>,
     /// UDT only: the UDP socket's send buffer (UDP_SNDBUF).

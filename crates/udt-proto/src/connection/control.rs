@@ -120,7 +120,7 @@ impl Connection {
         let hs = handshake::re_response(
             self.send_isn,
             self.mss,
-            self.config.flow_control_pkts,
+            self.config.flow_limit_pkts(),
             req_type,
             self.local_id,
         );
@@ -166,6 +166,7 @@ impl Connection {
         };
         self.cc.on_ack(now, &info);
         self.refresh_cc();
+        self.autotune_send();
     }
 
     /// A light ACK only moves the window base; the flow window shrinks by what it covers.
@@ -256,7 +257,7 @@ impl Connection {
     fn on_drop_request(&mut self, msg: MsgNumber, first: SeqNumber, last: SeqNumber) {
         // Bound the range by the receive window: a hostile range must not make us skip (and
         // acknowledge) sequence numbers far beyond anything the peer could have sent.
-        let window = i32::try_from(self.config.recv_buffer_pkts).unwrap_or(i32::MAX);
+        let window = i32::try_from(self.rcv.buffer.capacity_pkts()).unwrap_or(i32::MAX);
         if first > last
             || first.offset_to(last) >= window
             || self.rcv.last_ack.offset_to(last) >= window

@@ -19,6 +19,7 @@
 //! `recv` handles arriving data and generates ACKs and NAKs, `control` handles arriving
 //! control packets, `timers` runs the deadlines.
 
+mod autotune;
 mod control;
 mod extension;
 mod protected;
@@ -175,6 +176,8 @@ struct RecvState {
     light_ack_count: u32,
     arrival: ArrivalSpeed,
     capacity: LinkCapacity,
+    /// When the last data packet arrived (buffer autotuning's idle rule).
+    last_data_at: Option<Instant>,
 }
 
 impl Connection {
@@ -281,7 +284,7 @@ impl Connection {
             },
             rcv: RecvState {
                 buffer: RecvBuffer::new(mode, config.recv_buffer_pkts, isn),
-                loss: ReceiverLossList::new(config.flow_control_pkts.saturating_mul(2)),
+                loss: ReceiverLossList::new(config.advertised_window().saturating_mul(2)),
                 last_ack: isn,
                 last_ack2: isn,
                 largest: isn.prev(),
@@ -295,6 +298,7 @@ impl Connection {
                 light_ack_count: 1,
                 arrival: ArrivalSpeed::new(),
                 capacity: LinkCapacity::new(),
+                last_data_at: None,
             },
             rtt: RttEstimator::new(),
             cc,
@@ -734,7 +738,9 @@ impl Connection {
             local_recv_rate_pkts: self.rcv.arrival.speed_pkts(),
             local_bandwidth_pkts: self.rcv.capacity.capacity_pkts(),
             send_buffer_free_bytes: self.snd.buffer.free_bytes(),
+            send_buffer_capacity_pkts: self.snd.buffer.capacity_pkts(),
             recv_buffer_free_pkts: self.rcv.buffer.available_pkts(),
+            recv_buffer_capacity_pkts: self.rcv.buffer.capacity_pkts(),
             mss: self.mss,
         }
     }

@@ -54,6 +54,7 @@ impl Connection {
         );
         self.rcv.arrival.on_arrival(now);
         self.rcv.capacity.on_arrival(d.seq, now);
+        self.rcv.last_data_at = Some(now);
         self.rcv.pkts_since_ack += 1;
         self.ensure_ack_timer(now);
         if self.accept_data(d) {
@@ -218,8 +219,10 @@ impl Connection {
             Some(t) if now - t <= SYN => None,
             _ => {
                 self.rcv.last_full_ack = Some(now);
+                let speed = self.rcv.arrival.speed_pkts();
+                self.autotune_recv(now, speed);
                 Some(AckRates {
-                    recv_rate_pkts: self.rcv.arrival.speed_pkts(),
+                    recv_rate_pkts: speed,
                     bandwidth_pkts: self.rcv.capacity.capacity_pkts(),
                 })
             }

@@ -137,6 +137,7 @@ impl Connection {
             self.finish_close(Some(ConnectionError::PeerUnreachable));
             return;
         }
+        self.relax_buffers(now);
         if now < self.last_response + self.exp_interval() {
             self.arm_exp();
             return;

@@ -43,6 +43,18 @@ fn model() -> Arc<dyn ControllerFactory> {
 struct Flow {
     rtt: Duration,
     cc: Arc<dyn ControllerFactory>,
+    buffers: Buffers,
+}
+
+/// How a flow's buffers are sized.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Buffers {
+    /// 40,000 packets each, set explicitly (as a user who knows the BDP would).
+    Tuned,
+    /// Left at the defaults: autotuned.
+    Default,
+    /// 4.11's fixed defaults (autotuning off).
+    Fixed,
 }
 
 fn flows(cc: &Arc<dyn ControllerFactory>, rtts_ms: &[u64]) -> Vec<Flow> {
@@ -51,6 +63,7 @@ fn flows(cc: &Arc<dyn ControllerFactory>, rtts_ms: &[u64]) -> Vec<Flow> {
         .map(|&ms| Flow {
             rtt: Duration::from_millis(ms),
             cc: cc.clone(),
+            buffers: Buffers::Tuned,
         })
         .collect()
 }
@@ -79,13 +92,21 @@ impl Outcome {
     }
 }
 
-fn bulk_config(cc: &Arc<dyn ControllerFactory>) -> ConnectionConfig {
+fn bulk_config(flow: &Flow) -> ConnectionConfig {
     let mut c = ConnectionConfig::default();
-    // Tuned buffers: above the BDP of 1 Gbit/s × 200 ms (16,700 packets) plus the queue.
-    c.recv_buffer_pkts(40_000).unwrap();
-    c.send_buffer_pkts(40_000).unwrap();
-    c.flow_control_pkts(40_000).unwrap();
-    c.controller(cc.clone());
+    match flow.buffers {
+        // Tuned buffers: above the BDP of 1 Gbit/s × 200 ms (16,700 packets) plus the queue.
+        Buffers::Tuned => {
+            c.recv_buffer_pkts(40_000).unwrap();
+            c.send_buffer_pkts(40_000).unwrap();
+            c.flow_control_pkts(40_000).unwrap();
+        }
+        Buffers::Default => {}
+        Buffers::Fixed => {
+            c.buffer_autotune_limit(None);
+        }
+    }
+    c.controller(flow.cc.clone());
     c
 }
 
@@ -111,8 +132,8 @@ fn build(sim: &mut Sim, flows: &[Flow], link: Link, seed: u64) -> (usize, Vec<En
         let back = sim.add_link(LinkConfig::new().delay(f.rtt / 2), seed + 200 + i);
         sim.route(client, server, vec![access, shared]);
         sim.route(server, client, vec![back]);
-        sim.listen(server, bulk_config(&f.cc));
-        let c = sim.connect(client, server, bulk_config(&f.cc));
+        sim.listen(server, bulk_config(f));
+        let c = sim.connect(client, server, bulk_config(f));
         ends.push((client, c, server, None));
     }
     (shared, ends)
@@ -253,6 +274,36 @@ fn model_fills_1gbit_100ms_with_and_without_random_loss() {
         );
         assert!(util >= want, "loss {loss}: utilisation {util:.3}");
     }
+}
+
+/// Issue 12: a user who sets no buffer options gets what one who sized them for the path
+/// gets. 4.11's fixed 8192 packets cap a window at about 480 Mbit/s at 200 ms (the check
+/// that this test can fail); autotuned buffers grow to what the path needs.
+#[test]
+fn default_buffers_grow_to_fill_a_long_fat_path() {
+    let mut util = Vec::new();
+    for buffers in [Buffers::Fixed, Buffers::Default, Buffers::Tuned] {
+        let flow = Flow {
+            rtt: Duration::from_millis(200),
+            cc: model(),
+            buffers,
+        };
+        let out = run(&[flow], gig(0.001, 200), 14, 4, 7);
+        let u = out.total_bps() / 1e9;
+        println!(
+            "model, 1 Gbit/s 200 ms, 0.1% loss, {buffers:?} buffers: utilisation {:.1}%",
+            u * 100.0
+        );
+        util.push(u);
+    }
+    let [fixed, auto, tuned] = util[..] else {
+        unreachable!()
+    };
+    assert!(fixed < 0.5, "4.11's buffers: {fixed:.3}");
+    assert!(
+        auto >= 0.95 * tuned,
+        "autotuned {auto:.3} against tuned {tuned:.3}"
+    );
 }
 
 /// Utilisation of one flow over RTT × random loss at 1 Gbit/s with a BDP queue, model beside
@@ -408,6 +459,7 @@ fn model_fills_sub_millisecond_paths() {
         let flow = Flow {
             rtt: Duration::from_micros(rtt_us),
             cc: model(),
+            buffers: Buffers::Tuned,
         };
         let out = run(&[flow], link, 3, 1, seed);
         let util = out.total_bps() / (gbit as f64 * 1e9);

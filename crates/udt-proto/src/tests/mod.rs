@@ -3,6 +3,7 @@
 //! Every protocol behaviour the project promises gets a named scenario here. Sizes are chosen
 //! so the whole set runs in seconds on two cores.
 
+mod autotune;
 mod congestion_close;
 mod extensions;
 mod protection;

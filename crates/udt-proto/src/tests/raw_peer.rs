@@ -134,13 +134,15 @@ fn full_ack(number: u32, ack: SeqNumber) -> ControlBody {
     })
 }
 
+/// With 4.11's fixed buffers (autotuning off), our request is 4.11's to the byte; with
+/// autotuning on, only the flow window differs (the most the receive buffer may grow to).
 #[test]
 fn first_request_is_byte_for_byte_a_4_11_request() {
     let mut ep = Endpoint::new(9);
     ep.set_next_isn(SeqNumber::new(0x2A3B_4C5D));
-    let mut conn = ep
-        .connect(Instant::ZERO, peer(), ConnectionConfig::default())
-        .unwrap();
+    let mut fixed = ConnectionConfig::default();
+    fixed.buffer_autotune_limit(None);
+    let mut conn = ep.connect(Instant::ZERO, peer(), fixed).unwrap();
     let mut buf = Vec::new();
     conn.poll_transmit(Instant::ZERO, &mut buf).unwrap();
     let id = conn.local_id().0.to_be_bytes();
@@ -163,6 +165,23 @@ fn first_request_is_byte_for_byte_a_4_11_request() {
     ]
     .concat();
     assert_eq!(buf, expected);
+
+    let mut conn = ep
+        .connect(Instant::ZERO, peer(), ConnectionConfig::default())
+        .unwrap();
+    let mut tuned = Vec::new();
+    conn.poll_transmit(Instant::ZERO, &mut tuned).unwrap();
+    let window = u32::from_be_bytes(tuned[32..36].try_into().unwrap());
+    let limit = (crate::config::DEFAULT_AUTOTUNE_LIMIT_BYTES / 1456) as u32;
+    assert_eq!(window, limit);
+    let differing: Vec<usize> = (0..buf.len()).filter(|&i| buf[i] != tuned[i]).collect();
+    // The window, the ISN (a new connection draws the next one) and the socket id.
+    assert!(
+        differing
+            .iter()
+            .all(|&i| (32..36).contains(&i) || (24..28).contains(&i) || (40..44).contains(&i)),
+        "{differing:?}"
+    );
 }
 
 #[test]

@@ -1,0 +1,98 @@
+//! Buffers that size themselves: UDT_SNDBUF, UDT_RCVBUF and UDT_FC left at their defaults
+//! grow to what the path needs and go back to 4.11's sizes when the connection idles.
+//!
+//! 4.11's fixed 8192-packet buffers (12 MB) cap a window at about 480 Mbit/s on a 200 ms
+//! path, and a lossy path needs more: while a hole is repaired the cumulative ACK stands
+//! still and the sender keeps sending, so about two bandwidth-delay products are unacknowledged
+//! at once. Users should not have to know that. The rules follow Linux TCP's autotuning:
+//!
+//! * **Receiver** (at each full ACK, at most once per SYN): the buffer, and with it the flow
+//!   window the ACKs advertise, grows to twice the arrival speed times RTT + SYN, the window
+//!   that keeps a sender at that speed going through a repair, while the application keeps
+//!   up (less than a quarter of the buffer waits to be read; a reader that falls behind gets
+//!   no more memory to fall behind into). The handshake advertises the most it may grow to,
+//!   so a controller's window cap ([`ControllerInit::max_window_pkts`]) does not pin the
+//!   sender at 4.11's size; the ACKs say what is free now.
+//! * **Sender** (at each ACK): the buffer grows to twice the window in use,
+//!   min(flow window, congestion window), so the application can queue a window's worth
+//!   beyond what is in flight.
+//! * **Idle** (at each EXP check): an empty send buffer, or an empty receive buffer that has
+//!   had no data for [`IDLE`], returns to its configured size; the receiver then advertises
+//!   the smaller window at once so its sender does not overrun it.
+//!
+//! Growth stops at [`ConnectionConfig::buffer_autotune_limit`]. Memory follows the data, not
+//! the capacity (both buffers allocate as packets come and recycle what they free), so a
+//! larger capacity costs nothing until it is used. A libudt peer sees only a larger window.
+//!
+//! [`ControllerInit::max_window_pkts`]: crate::congestion::ControllerInit::max_window_pkts
+//! [`ConnectionConfig::buffer_autotune_limit`]: crate::config::ConnectionConfig::buffer_autotune_limit
+
+use std::time::Duration;
+
+use super::{Connection, Event};
+use crate::congestion::SYN;
+use crate::time::Instant;
+use crate::timers::Timer;
+
+/// How long a receive buffer must have been empty and without data before it shrinks.
+pub(super) const IDLE: Duration = Duration::from_secs(1);
+
+impl Connection {
+    /// Sender side, after the controller's outputs were refreshed by an ACK.
+    pub(super) fn autotune_send(&mut self) {
+        let limit = self.config.send_limit_pkts();
+        let capacity = self.snd.buffer.capacity_pkts();
+        if capacity >= limit {
+            return;
+        }
+        let window = self.snd.flow_window.min(self.cwnd as u32);
+        let target = window.saturating_mul(2).min(limit);
+        if target > capacity {
+            self.snd.buffer.set_capacity_pkts(target);
+            self.push_event(Event::Writable);
+        }
+    }
+
+    /// Receiver side, just before a full ACK reports `speed_pkts` (the arrival speed, packets
+    /// per second) and the free buffer. Only while data flows: the speed estimate outlives
+    /// the transfer, and the window update after an idle shrink must not regrow the buffer.
+    pub(super) fn autotune_recv(&mut self, now: Instant, speed_pkts: u32) {
+        let limit = self.config.advertised_window();
+        let capacity = self.rcv.buffer.capacity_pkts();
+        let flowing = self.rcv.last_data_at.is_some_and(|t| now - t < IDLE);
+        if capacity >= limit || speed_pkts == 0 || !flowing {
+            return;
+        }
+        let waiting = capacity.saturating_sub(self.rcv.buffer.available_pkts() + 1);
+        if waiting > capacity / 4 {
+            return;
+        }
+        let horizon = (self.rtt.rtt() + SYN).as_secs_f64();
+        let target = 2.0 * f64::from(speed_pkts) * horizon;
+        if target > f64::from(capacity) {
+            // `as` saturates; the limit bounds it anyway.
+            self.rcv
+                .buffer
+                .set_capacity_pkts((target as u32).min(limit));
+        }
+    }
+
+    /// At each EXP check: an idle side returns to its configured size.
+    pub(super) fn relax_buffers(&mut self, now: Instant) {
+        let send_base = self.config.send_buffer_pkts;
+        if self.snd.buffer.is_empty() && self.snd.buffer.capacity_pkts() > send_base {
+            self.snd.buffer.set_capacity_pkts(send_base);
+        }
+        let recv_base = self
+            .config
+            .recv_buffer_pkts
+            .min(self.config.flow_limit_pkts());
+        let quiet = self.rcv.last_data_at.is_none_or(|t| now - t >= IDLE);
+        if quiet && self.rcv.buffer.is_empty() && self.rcv.buffer.capacity_pkts() > recv_base {
+            self.rcv.buffer.set_capacity_pkts(recv_base);
+            // Tell the sender now: its flow window still says what the larger buffer had free.
+            self.rcv.window_update_due = true;
+            self.timers.set(Timer::Ack, Instant::ZERO);
+        }
+    }
+}
