@@ -177,6 +177,9 @@ pub struct Settings {
     pub snd_buf_pkts: i32,
     /// UDT_RCVBUF, packets.
     pub rcv_buf_pkts: i32,
+    /// Which of UDT_FC, UDT_SNDBUF, UDT_RCVBUF the application set: only those are handed
+    /// to the engine, whose buffers otherwise size themselves to the path.
+    pub buffers_set: (bool, bool, bool),
     /// UDT_LINGER: on, seconds.
     pub linger: (i32, i32),
     /// UDP_SNDBUF, bytes, and whether the application set it.
@@ -205,6 +208,7 @@ impl Default for Settings {
             fc: 25600,
             snd_buf_pkts: 8192,
             rcv_buf_pkts: 8192,
+            buffers_set: (false, false, false),
             linger: (1, 180),
             udp_snd: (65536, false),
             // 4.11 computes it once, at construction: receive buffer × MSS.
@@ -236,16 +240,19 @@ impl Settings {
                 refuse_if(connected, Code::ConnSock)?;
                 refuse_if(v < 1, Code::InvParam)?;
                 self.fc = v.max(MIN_PKTS);
+                self.buffers_set.0 = true;
             }
             (Opt::SndBuf, Value::Int(v)) => {
                 refuse_if(opened, Code::BoundSock)?;
                 refuse_if(v <= 0, Code::InvParam)?;
                 self.snd_buf_pkts = v / self.payload();
+                self.buffers_set.1 = true;
             }
             (Opt::RcvBuf, Value::Int(v)) => {
                 refuse_if(opened, Code::BoundSock)?;
                 refuse_if(v <= 0, Code::InvParam)?;
                 self.rcv_buf_pkts = (v / self.payload()).max(MIN_PKTS).min(self.fc);
+                self.buffers_set.2 = true;
             }
             (Opt::Linger, Value::Linger(on, secs)) => self.linger = (on, secs),
             (Opt::UdpSndBuf, Value::Int(v)) => {
@@ -299,8 +306,10 @@ impl Settings {
         (self.mss - IP_UDP).max(1)
     }
 
-    /// The engine's options for a socket of `mode` with these settings. The engine keeps at
-    /// least 32 packets of send buffer where 4.11 would take fewer.
+    /// The engine's options for a socket of `mode` with these settings. Buffers the
+    /// application did not size are left to the engine, which grows them to the path (4.11's
+    /// sizes are where they start); the engine keeps at least 32 packets of send buffer where
+    /// 4.11 would take fewer.
     pub fn options(&self, mode: Mode) -> Result<SocketOptions> {
         let bad = |e: udt::OptionError| UdtError::with_detail(Code::InvParam, e.to_string());
         let mut o = SocketOptions::new(mode);
@@ -314,12 +323,19 @@ impl Settings {
         }
         o.set_mss(u32::try_from(self.mss).unwrap_or(1500))
             .map_err(bad)?;
-        o.set_flow_window(u32::try_from(self.fc).unwrap_or(25600))
-            .map_err(bad)?;
+        let (fc_set, snd_set, rcv_set) = self.buffers_set;
+        if fc_set {
+            o.set_flow_window(u32::try_from(self.fc).unwrap_or(25600))
+                .map_err(bad)?;
+        }
         let payload = u64::try_from(self.payload()).unwrap_or(1);
         let pkts = |p: i32| u64::try_from(p.max(MIN_PKTS)).unwrap_or(32) * payload;
-        o.set_send_buffer(pkts(self.snd_buf_pkts)).map_err(bad)?;
-        o.set_recv_buffer(pkts(self.rcv_buf_pkts)).map_err(bad)?;
+        if snd_set {
+            o.set_send_buffer(pkts(self.snd_buf_pkts)).map_err(bad)?;
+        }
+        if rcv_set {
+            o.set_recv_buffer(pkts(self.rcv_buf_pkts)).map_err(bad)?;
+        }
         o.set_linger(self.linger_value())
             .set_rendezvous(self.rendezvous)
             .set_reuse_addr(self.reuse_addr)
@@ -433,5 +449,11 @@ mod tests {
             "4.11's 64 KiB is reported, not applied"
         );
         assert_eq!(o.mss(), 1500);
+        // Buffers left alone are the engine's to size; one set is handed over, in bytes.
+        s.set(Opt::SndBuf, Value::Int(1_000_000), Stage::Fresh)
+            .unwrap();
+        let sized = s.options(Mode::Stream).unwrap();
+        assert_eq!(sized.send_buffer(), 1_000_000 / 1472 * 1472);
+        assert_eq!(sized.recv_buffer(), o.recv_buffer());
     }
 }
