@@ -18,7 +18,8 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 need_apt=()
-# libudt-dev and g++: the libudt 4.11 peers of the interop tests (interop/, crates/udt-interop).
+# libudt-dev and g++: the libudt 4.11 peers of the interop tests (interop/, crates/udt-interop),
+# and the drop-in libudt.so.0 (crates/udt-libudt compiles its C++ glue against udt.h).
 # iproute2: `ip netns` / `ip link` for the lab's namespaces (udt-lab).
 # openssh-server (and its client): the `udt cp user@host:path` tests run a private sshd on a
 # loopback port (crates/udt-cli/tests/ssh.rs).

@@ -80,9 +80,19 @@ impl PeerProcess {
     /// # Panics
     /// If the peers cannot be built or started.
     pub fn spawn(program: &str, args: &[String]) -> Self {
+        Self::spawn_with_env(program, args, &[])
+    }
+
+    /// [`Self::spawn`] with extra environment variables, e.g. `LD_LIBRARY_PATH` to run the
+    /// peer, built against Debian's libudt, on another `libudt.so.0` (udt-libudt's).
+    ///
+    /// # Panics
+    /// If the peers cannot be built or started.
+    pub fn spawn_with_env(program: &str, args: &[String], env: &[(&str, &Path)]) -> Self {
         let path = binaries().join(program);
         let mut child = Command::new(&path)
             .args(args)
+            .envs(env.iter().map(|&(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -184,6 +184,26 @@ impl MuxRef {
         udp: &sys::UdpOptions,
     ) -> io::Result<Self> {
         let (socket, socket_info) = sys::bind_udp(addr, udp)?;
+        Self::start(socket, socket_info, max_datagram, udp)
+    }
+
+    /// A new multiplexer on an application's bound UDP socket (4.11 `bind2`).
+    pub(crate) fn adopt(
+        socket: UdpSocket,
+        max_datagram: usize,
+        udp: &sys::UdpOptions,
+    ) -> io::Result<Self> {
+        let (socket, socket_info) = sys::adopt_udp(socket, udp)?;
+        Self::start(socket, socket_info, max_datagram, udp)
+    }
+
+    /// Wrap a ready socket and start its I/O thread.
+    fn start(
+        socket: UdpSocket,
+        socket_info: sys::SocketInfo,
+        max_datagram: usize,
+        udp: &sys::UdpOptions,
+    ) -> io::Result<Self> {
         let local_addr = socket.local_addr()?;
         let mut seed = [0u8; 8];
         fill_random(&mut seed);

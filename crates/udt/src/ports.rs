@@ -89,6 +89,20 @@ pub(crate) fn open(addr: SocketAddr, max_datagram: usize, udp: &UdpOptions) -> i
     }
 }
 
+/// A multiplexer on an application's bound UDP socket (4.11 `bind2`), registered under its
+/// address so that later binds of that address share it as UDT_REUSEADDR allows. A live
+/// multiplexer of ours on the same address cannot exist: the kernel would have refused the
+/// application's bind.
+pub(crate) fn adopt(
+    socket: std::net::UdpSocket,
+    max_datagram: usize,
+    udp: &UdpOptions,
+) -> io::Result<MuxRef> {
+    let mux = MuxRef::adopt(socket, max_datagram, udp)?;
+    register(&mut lock(), &mux);
+    Ok(mux)
+}
+
 /// Drop the table's guard, then `held` (the last strong reference to a multiplexer may be
 /// the one `lookup` took; its socket closes outside the lock), and hand back `value`.
 fn after_unlock<T>(table: impl Sized, held: Option<Arc<Mux>>, value: T) -> T {

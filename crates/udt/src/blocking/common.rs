@@ -16,6 +16,14 @@ macro_rules! common_socket_methods {
                 Ok(())
             }
 
+            /// `close` through a shared reference, for handles shared between threads (as
+            /// UDT4's integer handles are): begin closing, then, with UDT_SNDSYN on, wait
+            /// until unsent data is acknowledged or the linger time runs out and the peer is
+            /// told. Other threads blocked on the socket wake with an error.
+            pub fn close_shared(&self) -> std::io::Result<()> {
+                self.socket.close()
+            }
+
             /// UDT_RCVTIMEO: how long a blocking receive may wait (`None`: forever, the
             /// default). Expiry gives `TimedOut`; zero is refused.
             pub fn set_read_timeout(&self, timeout: Option<Duration>) -> std::io::Result<()> {

@@ -71,7 +71,15 @@ impl UdtStream {
         Ok(got)
     }
 
-    fn write_all_blocking(&self, mut data: &[u8]) -> io::Result<()> {
+    /// Read as `read` does, blocking whatever UDT_RCVSYN says (the socket's read timeout
+    /// still applies), as 4.11's `recvfile` reads.
+    pub fn read_blocking(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.socket.read_blocking(buf)
+    }
+
+    /// Queue all of `data`, blocking whatever UDT_SNDSYN says (the write timeout still
+    /// applies), as 4.11's `sendfile` sends.
+    pub fn write_all_blocking(&self, mut data: &[u8]) -> io::Result<()> {
         while !data.is_empty() {
             let n = self.socket.write_with(true, data)?;
             data = &data[n..];

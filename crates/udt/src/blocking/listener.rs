@@ -42,13 +42,18 @@ impl UdtListener {
         let options = options.into();
         check_can_listen(&options)?;
         let mux = bind_listening(addr.to_socket_addrs()?, &options)?;
-        Ok(Self {
+        Ok(Self::from_mux(mux, &options))
+    }
+
+    /// A listener on a multiplexer already listening with `options` (see `UdtPort::listen`).
+    pub(super) fn from_mux(mux: MuxRef, options: &SocketOptions) -> Self {
+        Self {
             mux,
             mode: options.mode(),
             runtime: options.runtime,
             recv_blocking: AtomicBool::new(options.runtime.recv_blocking),
             alive: Arc::new(()),
-        })
+        }
     }
 
     /// Wait for the next stream connection (`WouldBlock` at once if none is waiting and
@@ -96,6 +101,13 @@ impl UdtListener {
     pub fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         self.set_recv_blocking(!on);
         Ok(())
+    }
+
+    /// Stop listening now, through a shared reference (UDT4 `close` on a listener whose
+    /// handle other threads share): threads blocked in `accept` wake with `NotConnected`,
+    /// connections not yet accepted are closed, accepted ones live on.
+    pub fn close_shared(&self) {
+        self.mux.stop_listening();
     }
 
     /// An endless iterator over accepted stream connections.

@@ -11,6 +11,7 @@ mod file;
 mod listener;
 mod message;
 mod perf;
+mod port;
 mod socket;
 mod sockopt;
 mod stream;
@@ -23,6 +24,7 @@ pub use message::UdtMessageSocket;
 #[cfg(feature = "tokio")]
 pub(crate) use perf::PerfSnapshot;
 pub use perf::Perfmon;
+pub use port::UdtPort;
 pub use stream::UdtStream;
 
 use crate::open::{

@@ -108,6 +108,47 @@ pub(crate) fn bind_udp(addr: SocketAddr, opts: &UdpOptions) -> io::Result<(UdpSo
         raise_buffer(&socket, opts, true),
     );
     socket.bind(&addr.into())?;
+    configure(socket, addr, send_buffer, recv_buffer)
+}
+
+/// An application's bound UDP socket made ready for a multiplexer, as [`bind_udp`] makes its
+/// own (4.11 `bind2`: the application hands UDT a socket it bound, e.g. after NAT traversal).
+/// `InvalidInput` unless it is a bound UDP socket.
+pub(crate) fn adopt_udp(
+    socket: UdpSocket,
+    opts: &UdpOptions,
+) -> io::Result<(UdpSocket, SocketInfo)> {
+    let socket = Socket::from(socket);
+    if socket.r#type()? != Type::DGRAM {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the socket handed over is not a datagram (UDP) socket",
+        ));
+    }
+    let addr = socket
+        .local_addr()?
+        .as_socket()
+        .filter(|a| a.port() != 0)
+        .ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the UDP socket handed over is not bound to an IP address and port",
+            )
+        })?;
+    let (send_buffer, recv_buffer) = (
+        raise_buffer(&socket, opts, false),
+        raise_buffer(&socket, opts, true),
+    );
+    configure(socket, addr, send_buffer, recv_buffer)
+}
+
+/// The steps after binding: non-blocking, and the offloads the kernel offers.
+fn configure(
+    socket: Socket,
+    addr: SocketAddr,
+    send_buffer: BufferSize,
+    recv_buffer: BufferSize,
+) -> io::Result<(UdpSocket, SocketInfo)> {
     socket.set_nonblocking(true)?;
     let fd = socket.as_raw_fd();
     let mut info = SocketInfo {

@@ -7,6 +7,7 @@ mod loopback;
 mod many;
 mod options;
 mod poller;
+mod port;
 mod protected;
 mod shared_port;
 #[cfg(feature = "tokio")]
