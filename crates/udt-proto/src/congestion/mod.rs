@@ -45,7 +45,7 @@ pub mod native;
 mod tests;
 
 pub use fixed_rate::{FixedRate, FixedRateFactory};
-pub use ledbat::{Ledbat, LedbatConfig, LedbatFactory};
+pub use ledbat::{Ledbat, LedbatConfig, LedbatFactory, LedbatPhase};
 pub use model::{ModelBased, ModelConfig, ModelFactory, ModelMode};
 pub use native::{Native, NativeConfig, NativeFactory};
 

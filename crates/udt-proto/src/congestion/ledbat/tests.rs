@@ -97,15 +97,31 @@ fn above_target() -> Duration {
     LedbatConfig::DEFAULT_TARGET * 2
 }
 
+/// The configuration of the tests that look at one rule at a time: no slowdowns.
+fn steady() -> LedbatConfig {
+    let mut config = LedbatConfig::default();
+    config.slowdowns(false);
+    config
+}
+
 #[test]
-fn slow_start_doubles_the_window_per_round_trip_at_most() {
-    let mut s = Script::new(LedbatConfig::default());
-    let start = s.cc.window_pkts();
-    for round in 1..=4 {
-        s.round(BASE_RTT);
-        assert!(s.cc.in_slow_start());
-        let want = start * f64::from(1u32 << round);
-        assert!((s.cc.window_pkts() - want).abs() < 1.0, "round {round}");
+fn slow_start_grows_by_its_gain_per_round_trip() {
+    for (gain, factor) in [(0.5, 1.5), (1.0, 2.0)] {
+        let mut config = LedbatConfig::default();
+        config.slow_start_gain(gain);
+        let mut s = Script::new(config);
+        let mut want = s.cc.window_pkts();
+        for round in 1..=4 {
+            s.round(BASE_RTT);
+            assert!(s.cc.in_slow_start());
+            // Whole packets are sent, so the window may trail the ideal by a packet a round.
+            want *= factor;
+            let got = s.cc.window_pkts();
+            assert!(
+                got <= want && got >= want - f64::from(round),
+                "gain {gain} round {round}"
+            );
+        }
     }
 }
 
@@ -161,7 +177,7 @@ fn slow_start_ends_at_three_quarters_of_the_target() {
 
 #[test]
 fn above_target_the_window_shrinks_by_at_most_half_per_round_trip() {
-    let mut s = Script::new(LedbatConfig::default());
+    let mut s = Script::new(steady());
     for _ in 0..5 {
         s.round(BASE_RTT);
     }
@@ -180,7 +196,7 @@ fn above_target_the_window_shrinks_by_at_most_half_per_round_trip() {
 
 #[test]
 fn below_target_the_window_grows_by_at_most_gain_per_round_trip() {
-    let mut s = Script::new(LedbatConfig::default());
+    let mut s = Script::new(steady());
     s.round(BASE_RTT);
     for _ in 0..4 {
         s.round(BASE_RTT + above_target());
@@ -199,7 +215,7 @@ fn below_target_the_window_grows_by_at_most_gain_per_round_trip() {
 
 #[test]
 fn an_idle_queue_restarts_slow_start() {
-    let mut s = Script::new(LedbatConfig::default());
+    let mut s = Script::new(steady());
     s.round(BASE_RTT);
     for _ in 0..4 {
         s.round(BASE_RTT + above_target());
@@ -214,7 +230,7 @@ fn an_idle_queue_restarts_slow_start() {
 
 #[test]
 fn loss_halves_the_window_once_per_round_trip() {
-    let mut s = Script::new(LedbatConfig::default());
+    let mut s = Script::new(steady());
     for _ in 0..4 {
         s.round(BASE_RTT);
     }
@@ -224,32 +240,43 @@ fn loss_halves_the_window_once_per_round_trip() {
     assert!(!s.cc.in_slow_start());
     s.now += BASE_RTT / 2;
     s.loss();
-    assert_eq!(
-        s.cc.window_pkts(),
-        before / 2.0,
-        "second halving within an RTT"
-    );
-    s.now += BASE_RTT;
+    let half = s.cc.window_pkts();
+    assert_eq!(half, before / 2.0, "second halving within an RTT");
+    // Once an ACK passes what was sent at the halving, a loss counts again.
+    s.round(BASE_RTT);
+    let before = s.cc.window_pkts();
+    assert!(before >= half);
     s.loss();
-    assert_eq!(s.cc.window_pkts(), before / 4.0);
+    assert_eq!(s.cc.window_pkts(), before / 2.0);
 }
 
 #[test]
-fn timeout_drops_to_the_minimum_window() {
+fn timeout_drops_to_the_minimum_and_slow_starts_to_half_the_window() {
     let mut s = Script::new(LedbatConfig::default());
     for _ in 0..3 {
         s.round(BASE_RTT);
     }
+    let before = s.cc.window_pkts();
     let info = TimeoutInfo {
         rtt: BASE_RTT,
         recv_rate_pkts: 0,
         largest_sent: s.next.prev(),
     };
-    s.cc.on_timeout(s.now, &info);
-    assert_eq!(
-        s.cc.window_pkts(),
-        LedbatConfig::default().min_window_value()
-    );
+    let min = LedbatConfig::default().min_window_value();
+    for _ in 0..2 {
+        s.cc.on_timeout(s.now, &info);
+        assert_eq!(s.cc.window_pkts(), min);
+        let want = LedbatPhase::SlowStart {
+            ssthresh: before / 2.0,
+            ramp: true,
+        };
+        assert_eq!(s.cc.phase(), want);
+    }
+    while s.cc.in_slow_start() {
+        s.round(BASE_RTT);
+    }
+    assert!(s.cc.window_pkts() >= before / 2.0);
+    assert!(s.cc.window_pkts() <= before);
 }
 
 #[test]
@@ -287,7 +314,7 @@ fn base_delay_forgets_minutes_older_than_the_history() {
 
 #[test]
 fn pacing_spreads_the_window_over_the_round_trip() {
-    let mut s = Script::new(LedbatConfig::default());
+    let mut s = Script::new(steady());
     s.round(BASE_RTT);
     for _ in 0..5 {
         s.round(BASE_RTT + above_target());
@@ -314,4 +341,61 @@ fn config_setters_clamp() {
     assert_eq!(config.min_window_value(), 1.0);
     config.target(Duration::ZERO);
     assert_eq!(config.target_value(), ms(1));
+}
+
+#[test]
+fn slowdowns_hold_the_minimum_then_ramp_back_and_space_out() {
+    let mut s = Script::new(LedbatConfig::default());
+    s.round(BASE_RTT);
+    while s.cc.in_slow_start() {
+        s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
+    }
+    // The first slowdown comes two round trips after slow start.
+    let exit = s.now;
+    let window = s.cc.window_pkts();
+    let restore = loop {
+        s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
+        if let LedbatPhase::Slowdown { restore, .. } = s.cc.phase() {
+            break restore;
+        }
+        assert!(s.now - exit <= (BASE_RTT * 2 + LedbatConfig::DEFAULT_TARGET) * 3);
+    };
+    assert!(
+        (restore - window).abs() <= window / 2.0,
+        "{restore} vs {window}"
+    );
+    assert_eq!(
+        s.cc.window_pkts(),
+        LedbatConfig::default().min_window_value()
+    );
+    // The queue drains; after the hold, a ramp at TCP's gain back to the old window.
+    let began = s.now;
+    while !s.cc.in_slow_start() {
+        s.round(BASE_RTT);
+        if !s.cc.in_slow_start() {
+            assert_eq!(
+                s.cc.window_pkts(),
+                LedbatConfig::default().min_window_value()
+            );
+        }
+    }
+    assert!(s.now - began >= BASE_RTT * SLOWDOWN_ROUNDS);
+    while s.cc.in_slow_start() {
+        let before = s.cc.window_pkts();
+        s.round(BASE_RTT);
+        assert!(s.cc.window_pkts() <= before * 2.0);
+    }
+    assert!(s.cc.window_pkts() >= restore);
+    // The next one is nine slowdown-lengths later.
+    let length = s.now - began;
+    let ended = s.now;
+    while !matches!(s.cc.phase(), LedbatPhase::Slowdown { .. }) {
+        s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
+    }
+    let gap = s.now - ended;
+    assert!(
+        gap >= length * SLOWDOWN_SPACING,
+        "{gap:?} after a {length:?} slowdown"
+    );
+    assert!(gap <= length * SLOWDOWN_SPACING + BASE_RTT * 2, "{gap:?}");
 }
