@@ -230,6 +230,10 @@ impl SocketOptions {
     pub const RATELESS_CONTROLLER_NAMES: [&'static str; 3] =
         [NativeFactory::NAME, ModelFactory::NAME, LedbatFactory::NAME];
 
+    /// The scavenger among [`Self::RATELESS_CONTROLLER_NAMES`] (LEDBAT): it takes only
+    /// capacity other traffic leaves idle, so comparisons of shares leave it out.
+    pub const SCAVENGER_CONTROLLER_NAME: &'static str = LedbatFactory::NAME;
+
     /// UDT_FC: the largest flow window in packets (default 25600; 1..=2^24, values below 32
     /// become 32 as in 4.11).
     pub fn set_flow_window(&mut self, pkts: u32) -> Result<&mut Self, OptionError> {
@@ -747,7 +751,7 @@ mod tests {
         let err = o.set_controller_named("cubic", None).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown congestion controller \"cubic\": use native, model or fixed-rate"
+            "unknown congestion controller \"cubic\": use native, model, ledbat or fixed-rate"
         );
     }
 
