@@ -8,7 +8,7 @@
 //! LEDBAT steers the queueing delay it adds at the bottleneck towards a target. RFC 6817
 //! measures one-way delay (receiver clock minus sender timestamp); this controller measures
 //! the round trip at the sender instead, from its own send times:
-//! * it marks a new packet every so often (a fixed ring, [`MARKERS`] deep) and, when a
+//! * it marks a new packet every so often (a fixed ring of 64, `ledbat/delay.rs`) and, when a
 //!   cumulative ACK passes a marker, takes `now − sent` of the *newest* marker passed as a
 //!   delay sample. That packet arrived just before the receiver sent the ACK, so the sample
 //!   is the path's round trip plus at most one marker spacing of ACK delay;
