@@ -57,7 +57,10 @@
 //!   to 8%, without changing its utilisation alone.
 //! * **slowdown** (LEDBAT++ §4.4): two round trips after the first slow start, and then
 //!   nine times the previous slowdown's length after it, the window drops to the minimum for
-//!   two round trips and then slow-starts at TCP's gain back to where it was. The queue
+//!   two round trips and then slow-starts at TCP's gain back to where it was, whatever the
+//!   delay (only a loss stops the ramp early: another LEDBAT flow holds the queue near the
+//!   target, and a ramp that stopped at 3/4 of it left a later flow a few percent of the
+//!   link). The queue
 //!   drains, so the base delay is measured afresh (a later flow would otherwise take the
 //!   standing queue for the base delay and push the earlier one out: LEDBAT's "latecomer
 //!   advantage"), and a competitor gets the whole link for a moment. It costs about a tenth
@@ -375,6 +378,18 @@ impl Ledbat {
     /// slowdowns.
     fn update_phase(&mut self, now: Instant, queueing: f64, target: f64) {
         match self.phase {
+            // A ramp (after a slowdown or a timeout) goes back to where the flow was, whatever
+            // the delay: others may hold the queue at the target, and a ramp that stopped at
+            // 3/4 of it would leave the flow a fraction of its window after every slowdown
+            // (a second LEDBAT flow starved that way). Loss still ends it.
+            LedbatPhase::SlowStart {
+                ssthresh,
+                ramp: true,
+            } => {
+                if self.cwnd_pkts >= ssthresh {
+                    self.end_slow_start(now);
+                }
+            }
             LedbatPhase::SlowStart { ssthresh, .. } => {
                 // The latest sample, not the filtered one: the filter's extra lag of a few
                 // ACKs is worth several doublings of overshoot at slow start's pace.
@@ -449,8 +464,8 @@ impl Ledbat {
         let off = (target - queueing) / target;
         let next = match self.phase {
             LedbatPhase::Slowdown { .. } => return,
-            _ if off < 0.0 => self.cut(queueing, target),
             LedbatPhase::SlowStart { ramp: true, .. } => old + newly,
+            _ if off < 0.0 => self.cut(queueing, target),
             LedbatPhase::SlowStart { ramp: false, .. } => old + self.config.slow_start_gain * newly,
             LedbatPhase::Avoidance => old + self.config.gain * off * newly / old,
         };

@@ -303,3 +303,34 @@ fn ledbat_yields_to_native_and_model_and_takes_the_link_back() {
         }
     }
 }
+
+/// Two scavengers: one from the start, one from 6 s to 16 s. The later one is not starved
+/// (a ramp that stopped at 3/4 of the target after each slowdown once left it 3% of the
+/// link), though LEDBAT's additive increase evens the two out only slowly: reported, with
+/// the later flow's share asserted to be at least a third of the earlier one's.
+#[test]
+fn a_later_ledbat_flow_is_not_starved() {
+    let first = Flow {
+        cc: ledbat(),
+        from: Duration::ZERO,
+        until: secs(YIELD_SECONDS),
+    };
+    let second = Flow {
+        cc: ledbat(),
+        from: OTHER_FROM,
+        until: OTHER_UNTIL,
+    };
+    let bins = run(&[first, second], OTHER_UNTIL.as_secs(), 3);
+    let from = OTHER_FROM + secs(3);
+    let (a, b) = (
+        share(&bins[0], from, OTHER_UNTIL),
+        share(&bins[1], from, OTHER_UNTIL),
+    );
+    println!(
+        "two ledbat flows, the second from 6 s: {:.1}% and {:.1}% of the link in seconds 9-16",
+        a * 100.0,
+        b * 100.0
+    );
+    assert!(a + b >= 0.85, "together {:.3}", a + b);
+    assert!(b >= a / 3.0, "later flow {b:.3} beside {a:.3}");
+}
