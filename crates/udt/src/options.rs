@@ -31,7 +31,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use udt_proto::config::{IP_UDP_OVERHEAD, UDT_HEADER};
-use udt_proto::congestion::{ControllerFactory, FixedRateFactory, ModelFactory, NativeFactory};
+use udt_proto::congestion::{
+    ControllerFactory, FixedRateFactory, LedbatFactory, ModelFactory, NativeFactory,
+};
 use udt_proto::{ConfigError, ConnectionConfig, Mode, SessionKey};
 
 use crate::sys::UdpOptions;
@@ -189,7 +191,9 @@ impl SocketOptions {
     }
 
     /// UDT_CC by name, for command lines and configuration files: `native` (UDT's DAIMD,
-    /// the default), `model` (the BBR-like model-based controller) or `fixed-rate` (paces at
+    /// the default), `model` (the BBR-like model-based controller), `ledbat` (the LEDBAT
+    /// scavenger for background transfers: it takes only capacity others leave idle) or
+    /// `fixed-rate` (paces at
     /// `rate_bytes_per_sec`, which it then needs; it never backs off, so use it on dedicated
     /// links only). Other controllers ignore the rate. The names are
     /// [`Self::CONTROLLER_NAMES`], each the factory's own `NAME`, so the name chosen here is
@@ -202,6 +206,7 @@ impl SocketOptions {
         let factory: Arc<dyn ControllerFactory> = match name {
             NativeFactory::NAME => Arc::new(NativeFactory::default()),
             ModelFactory::NAME => Arc::new(ModelFactory::default()),
+            LedbatFactory::NAME => Arc::new(LedbatFactory::default()),
             FixedRateFactory::NAME => match rate_bytes_per_sec.filter(|&r| r > 0) {
                 Some(rate) => Arc::new(FixedRateFactory::new(rate)),
                 None => return Err(OptionError::ControllerNeedsRate),
@@ -213,16 +218,21 @@ impl SocketOptions {
 
     /// The names [`Self::set_controller_named`] accepts, the default first. The one list of
     /// controller names: command lines offer and check these, and error messages list them.
-    pub const CONTROLLER_NAMES: [&'static str; 3] = [
+    pub const CONTROLLER_NAMES: [&'static str; 4] = [
         NativeFactory::NAME,
         ModelFactory::NAME,
+        LedbatFactory::NAME,
         FixedRateFactory::NAME,
     ];
 
     /// Those of [`Self::CONTROLLER_NAMES`] that need no rate, in the same order: what a
     /// command line without a rate option (`udt cp`, `udt serve`, the lab's flows) offers.
-    pub const RATELESS_CONTROLLER_NAMES: [&'static str; 2] =
-        [NativeFactory::NAME, ModelFactory::NAME];
+    pub const RATELESS_CONTROLLER_NAMES: [&'static str; 3] =
+        [NativeFactory::NAME, ModelFactory::NAME, LedbatFactory::NAME];
+
+    /// The scavenger among [`Self::RATELESS_CONTROLLER_NAMES`] (LEDBAT): it takes only
+    /// capacity other traffic leaves idle, so comparisons of shares leave it out.
+    pub const SCAVENGER_CONTROLLER_NAME: &'static str = LedbatFactory::NAME;
 
     /// UDT_FC: the largest flow window in packets (default 25600; 1..=2^24, values below 32
     /// become 32 as in 4.11).
@@ -741,7 +751,7 @@ mod tests {
         let err = o.set_controller_named("cubic", None).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown congestion controller \"cubic\": use native, model or fixed-rate"
+            "unknown congestion controller \"cubic\": use native, model, ledbat or fixed-rate"
         );
     }
 

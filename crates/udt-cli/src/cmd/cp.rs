@@ -65,10 +65,27 @@ pub struct Args {
     #[arg(long)]
     pub legacy: bool,
     /// Congestion control when this side sends (uploads; for downloads the server's `--cc`
-    /// decides, or over SSH this one): `model` holds its rate through random loss and long round trips, `native` is
-    /// UDT4's DAIMD as in libudt.
+    /// decides, or over SSH this one): `model` holds its rate through random loss and long
+    /// round trips, `native` is UDT4's DAIMD as in libudt, `ledbat` is the background
+    /// scavenger (see --priority).
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CC, value_parser = CC_NAMES)]
     pub cc: String,
+    /// How this transfer shares the path with other traffic, after Aspera's transfer
+    /// policies. `background` (Aspera's "low"): the LEDBAT scavenger (`--cc ledbat`) uses only
+    /// the capacity other traffic leaves idle, gives way within a few round trips when
+    /// anything else needs the path (it aims at 25 ms of queueing delay and backs off above
+    /// it), and takes the capacity back when they are done. `normal` (Aspera's "fair"): the
+    /// default controller (`model`), which takes a fair share. There is no "high". Like
+    /// --cc, it applies to what this side sends: uploads, and downloads over SSH.
+    #[arg(long, value_name = "background|normal", conflicts_with = "cc")]
+    pub priority: Option<String>,
+    /// Cap the sending rate (UDT_MAXBW): bits per second with decimal prefixes (100M, 1G,
+    /// 1.5gbit), or bytes per second with a capital B (10MB/s). It counts whole packets with
+    /// their headers, so file data moves about 3% slower. Applies to what this side sends:
+    /// uploads, and downloads over SSH (a `udt serve` daemon's own --maxbw caps its
+    /// downloads). Combines with --priority: a background transfer never exceeds the cap.
+    #[arg(long, value_name = "RATE")]
+    pub maxbw: Option<String>,
     /// For `udt://` daemons: this user's private key (from `udt keygen`), presented to the
     /// server, which must list its public half. Default: $XDG_CONFIG_HOME/udt/id_udt or
     /// ~/.config/udt/id_udt when it exists; without a key the session is neither
@@ -88,20 +105,80 @@ pub struct Args {
     pub ssh: crate::ssh::SshArgs,
 }
 
+impl Args {
+    /// The controller this side sends with: `--priority`'s, else `--cc`.
+    pub fn controller(&self) -> Result<&str, UsageError> {
+        match self.priority.as_deref() {
+            Some(priority) => Priority::parse(priority).map(Priority::controller),
+            None => Ok(&self.cc),
+        }
+    }
+
+    /// `--maxbw` in bytes per second.
+    pub fn max_bandwidth(&self) -> Result<Option<u64>, UsageError> {
+        parse_maxbw(self.maxbw.as_deref())
+    }
+}
+
+/// `udt cp --priority`: Aspera's transfer policies, as our controllers. Read by hand rather
+/// than by clap, so that a bad value is one line naming the flag and the choices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Priority {
+    /// Only idle capacity, yield to any other traffic (Aspera "low"): `--cc ledbat`.
+    Background,
+    /// A fair share (Aspera "fair"): the default controller.
+    Normal,
+}
+
+impl Priority {
+    /// Reads `background` or `normal`.
+    pub fn parse(value: &str) -> Result<Self, UsageError> {
+        match value {
+            "background" => Ok(Self::Background),
+            "normal" => Ok(Self::Normal),
+            _ => Err(UsageError(format!(
+                "--priority {value:?}: use background (only idle capacity, like Aspera's \
+                 low) or normal (a fair share, like Aspera's fair)"
+            ))),
+        }
+    }
+
+    /// The controller name this priority stands for.
+    pub fn controller(self) -> &'static str {
+        match self {
+            Self::Background => udt_proto::congestion::LedbatFactory::NAME,
+            Self::Normal => DEFAULT_CC,
+        }
+    }
+}
+
+/// Reads a `--maxbw` value (`udt_units` rates, as `udt perf --maxbw`) into bytes per second;
+/// a bad one is a one-line usage error naming the flag.
+pub fn parse_maxbw(rate: Option<&str>) -> Result<Option<u64>, UsageError> {
+    rate.map(|r| {
+        udt_units::parse_rate(r)
+            .map(udt_units::Rate::bytes_per_sec)
+            .map_err(|e| UsageError(format!("--maxbw: {e}")))
+    })
+    .transpose()
+}
+
 /// The controllers `udt cp` and `udt serve` offer: the library's that need no rate
 /// (`fixed-rate` does: `udt perf --maxbw`).
-pub const CC_NAMES: [&str; 2] = SocketOptions::RATELESS_CONTROLLER_NAMES;
+pub const CC_NAMES: [&str; 3] = SocketOptions::RATELESS_CONTROLLER_NAMES;
 
 /// The default controller of `udt cp` and `udt serve`: see docs/lab/loss-sweep and
 /// decision-matrix for why (UDT4's default, `native`, stays the library's).
 pub const DEFAULT_CC: &str = udt_proto::congestion::ModelFactory::NAME;
 
-/// The socket options of a transfer connection, with congestion control `cc`.
-pub fn transfer_options(cc: &str) -> anyhow::Result<SocketOptions> {
+/// The socket options of a transfer connection, with congestion control `cc` and the
+/// sending rate capped at `maxbw` bytes per second (UDT_MAXBW) if given.
+pub fn transfer_options(cc: &str, maxbw: Option<u64>) -> anyhow::Result<SocketOptions> {
     let mut options = SocketOptions::default();
     options
         .set_controller_named(cc, None)
         .with_context(|| format!("--cc {cc}"))?;
+    options.set_max_bandwidth(maxbw);
     Ok(options)
 }
 
@@ -111,6 +188,9 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .operands
         .split_last()
         .ok_or_else(|| UsageError("need SRC... DST".into()))?;
+    // Bad values fail before anything connects.
+    args.controller()?;
+    args.max_bandwidth()?;
     let parse = |arg: &OsString| Operand::parse(arg, args.legacy);
     let srcs: Vec<Operand> = srcs.iter().map(parse).collect::<Result<_, _>>()?;
     let dst = parse(dst)?;
@@ -208,7 +288,7 @@ pub(crate) fn finish(
 fn connect(host: &str, port: Option<u16>, args: &Args) -> anyhow::Result<UdtStream> {
     let port = port.or(args.port).unwrap_or(DEFAULT_DAEMON_PORT);
     let key = if args.legacy { None } else { client_key(args)? };
-    let mut options = transfer_options(&args.cc)?;
+    let mut options = transfer_options(args.controller()?, args.max_bandwidth()?)?;
     options.set_protect_later(key.is_some());
     let stream = UdtStream::connect_with((host, port), options)
         .with_context(|| format!("connecting to {host}:{port}"))?;

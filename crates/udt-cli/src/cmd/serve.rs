@@ -95,10 +95,17 @@ pub struct Args {
     #[arg(long, value_name = "FILE", requires = "authorized_keys")]
     pub key: Option<PathBuf>,
     /// Congestion control when this side sends (downloads): `model` holds its rate through
-    /// random loss and long round trips, `native` is UDT4's DAIMD as in libudt.
+    /// random loss and long round trips, `native` is UDT4's DAIMD as in libudt, `ledbat` is
+    /// the background scavenger, which uses only capacity other traffic leaves idle (as
+    /// `udt cp --priority background`).
     #[arg(long, value_name = "NAME", default_value = super::cp::DEFAULT_CC,
           value_parser = super::cp::CC_NAMES)]
     pub cc: String,
+    /// Cap each connection's sending rate (downloads; UDT_MAXBW): bits per second with
+    /// decimal prefixes (100M, 1G, 1.5gbit), or bytes per second with a capital B (10MB/s).
+    /// It counts whole packets with their headers, so file data moves about 3% slower.
+    #[arg(long, value_name = "RATE")]
+    pub maxbw: Option<String>,
 }
 
 /// Runs `udt serve` (until killed).
@@ -111,7 +118,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         max_file_size: args.max_file_size,
     });
     let root = Root::new(&args.root).with_context(|| format!("--root {}", args.root.display()))?;
-    let mut options = super::cp::transfer_options(&args.cc)?;
+    let maxbw = super::cp::parse_maxbw(args.maxbw.as_deref())?;
+    let mut options = super::cp::transfer_options(&args.cc, maxbw)?;
     // Keyed sessions switch protection on after their handshake: leave room for it.
     options.set_protect_later(keys.is_some());
     umask(); // read once before any thread starts

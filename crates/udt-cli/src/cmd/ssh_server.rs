@@ -49,6 +49,9 @@ pub struct Args {
     #[arg(long, value_name = "NAME", default_value = super::cp::DEFAULT_CC,
           value_parser = super::cp::CC_NAMES)]
     pub cc: String,
+    /// Cap on the sending rate (downloads), as `udt cp --maxbw`.
+    #[arg(long, value_name = "RATE")]
+    pub maxbw: Option<String>,
     /// Give up after this many seconds without a client that proves the key.
     #[arg(long, value_name = "SECONDS", default_value_t = IDLE_SECS)]
     pub idle_timeout: u64,
@@ -58,7 +61,8 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let key = fresh_key()?;
     let addr = ssh_server_addr(std::env::var("SSH_CONNECTION").ok().as_deref());
-    let mut options = super::cp::transfer_options(&args.cc)?;
+    let maxbw = super::cp::parse_maxbw(args.maxbw.as_deref())?;
+    let mut options = super::cp::transfer_options(&args.cc, maxbw)?;
     options.set_session_key(Some(key.clone()));
     let listener = bind(addr, args.port_range, &options)?;
     let cwd = std::env::current_dir().context("the working directory")?;

@@ -72,7 +72,7 @@ pub fn copy(
 
 /// Log in and start the remote side.
 fn start(args: &Args, target: &SshOperand) -> anyhow::Result<(Session, Ready)> {
-    let command = remote_command(&args.ssh, &args.cc);
+    let command = remote_command(&args.ssh, args.controller()?, args.max_bandwidth()?);
     let argv = ssh_argv(&args.ssh, args.port, &target.destination, &command)?;
     Session::start(&argv, &target.destination, &args.ssh.remote_udt)
 }
@@ -91,7 +91,7 @@ fn source_path(typed: &[u8], cwd: &[u8]) -> anyhow::Result<RelPath> {
 /// Connect with the session key: to the address the SSH connection reached, and if that
 /// fails (it is private behind NAT, or was reached through a jump host), to the host name.
 fn connect(ready: &Ready, target: &SshOperand, args: &Args) -> anyhow::Result<UdtStream> {
-    let mut options = transfer_options(&args.cc)?;
+    let mut options = transfer_options(args.controller()?, args.max_bandwidth()?)?;
     options.set_session_key(Some(ready.key.clone()));
     let port = ready.port;
     let by_name = || {

@@ -49,9 +49,13 @@ const TAIL_LINE_CHARS: usize = 300;
 const EXIT_WAIT: Duration = Duration::from_secs(10);
 
 /// The command the remote shell runs: `--remote-udt` as typed (like rsync's
-/// `--rsync-path`, so `~/bin/udt` or `sudo -u x udt` work), then fixed words.
-pub fn remote_command(args: &SshArgs, cc: &str) -> String {
+/// `--rsync-path`, so `~/bin/udt` or `sudo -u x udt` work), then fixed words: the controller
+/// and the rate cap (`maxbw` bytes per second, passed on as bits per second) it sends with.
+pub fn remote_command(args: &SshArgs, cc: &str, maxbw: Option<u64>) -> String {
     let mut command = format!("{} {SERVER_SUBCOMMAND} --cc {cc}", args.remote_udt);
+    if let Some(bytes_per_sec) = maxbw {
+        command.push_str(&format!(" --maxbw {}", bytes_per_sec.saturating_mul(8)));
+    }
     if let Some(range) = args.port_range {
         command.push_str(&format!(" --port-range {range}"));
     }
@@ -292,11 +296,19 @@ mod tests {
     #[test]
     fn the_command_line_follows_scp() {
         let args = ssh_args("ssh -F 'my cfg'");
-        let remote = remote_command(&args, "model");
+        let remote = remote_command(&args, "model", None);
         assert_eq!(
             remote,
             "~/bin/udt __ssh-server --cc model --port-range 60000-60010"
         );
+        // A cap travels as bits per second, which the remote reads back as the same rate.
+        let capped = remote_command(&args, "ledbat", Some(12_500_000));
+        assert_eq!(
+            capped,
+            "~/bin/udt __ssh-server --cc ledbat --maxbw 100000000 --port-range 60000-60010"
+        );
+        let rate = crate::cmd::cp::parse_maxbw(Some("100000000")).unwrap();
+        assert_eq!(rate, Some(12_500_000));
         let argv = ssh_argv(&args, Some(22), "me@host", &remote).unwrap();
         let argv: Vec<String> = argv.iter().map(|a| a.to_string_lossy().into()).collect();
         let head = ["ssh", "-F", "my cfg", "-x", "-oForwardAgent=no"];

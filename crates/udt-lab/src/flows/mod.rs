@@ -121,12 +121,15 @@ impl Implementation {
         }
     }
 
-    /// Ours with every controller that needs no parameter
-    /// (`udt::SocketOptions::RATELESS_CONTROLLER_NAMES`: all but `fixed-rate`, which needs a
-    /// rate), in that order.
+    /// Ours with every controller that needs no parameter and competes for its share
+    /// (`udt::SocketOptions::RATELESS_CONTROLLER_NAMES`, in that order, but not `fixed-rate`,
+    /// which needs a rate, nor the `ledbat` scavenger, which the grids of utilisation and
+    /// fairness would only show giving way: its experiment is the yield time beside others;
+    /// [`Self::ours`]`("ledbat")` runs it as a flow).
     pub fn ours_all() -> Vec<Self> {
         udt::SocketOptions::RATELESS_CONTROLLER_NAMES
             .iter()
+            .filter(|&&name| name != udt::SocketOptions::SCAVENGER_CONTROLLER_NAME)
             .map(|name| Self::ours(name))
             .collect()
     }
@@ -399,6 +402,7 @@ mod tests {
         let all = Implementation::all();
         assert!(all.contains(&Implementation::ours("native")));
         assert!(!all.contains(&Implementation::ours("fixed-rate")));
+        assert!(!all.contains(&Implementation::ours("ledbat")));
         assert_eq!(all.iter().filter(|i| !i.is_udt()).count(), 2);
     }
 

@@ -23,7 +23,8 @@
 //!
 //! What lives where: the trait and its input structs here; UDT's native DAIMD algorithm
 //! (4.11 `CUDTCC`) in [`native`]; the fixed-rate "blast" controller in [`fixed_rate`]; the
-//! BBR-like model-based controller (`--cc model`) in [`model`].
+//! BBR-like model-based controller (`--cc model`) in [`model`]; the LEDBAT scavenger for
+//! background transfers (`--cc ledbat`) in [`ledbat`].
 //!
 //! Not done here: the `UDT_MAXBW` floor on the period (10⁶ · MSS / MAXBW µs) is applied by
 //! the connection after reading [`Controller::send_period`], as 4.11 does it in
@@ -36,6 +37,7 @@ use crate::seq::SeqNumber;
 use crate::time::Instant;
 
 pub mod fixed_rate;
+pub mod ledbat;
 pub mod model;
 pub mod native;
 
@@ -43,6 +45,7 @@ pub mod native;
 mod tests;
 
 pub use fixed_rate::{FixedRate, FixedRateFactory};
+pub use ledbat::{Ledbat, LedbatConfig, LedbatFactory, LedbatPhase};
 pub use model::{ModelBased, ModelConfig, ModelFactory, ModelMode};
 pub use native::{Native, NativeConfig, NativeFactory};
 

@@ -7,7 +7,7 @@
 //!
 //! Minimums: native — `NativeConfig::min_window_pkts()` (16 by default: the window starts at
 //! 16, only grows in slow start, and afterwards is `A/10⁶·(RTT + SYN) + 16 >= 16`);
-//! fixed rate — [`FixedRate::MIN_WINDOW_PKTS`] (16).
+//! fixed rate — [`FixedRate::MIN_WINDOW_PKTS`] (16); ledbat — its configured minimum (2).
 
 use std::time::Duration;
 
@@ -77,6 +77,16 @@ proptest! {
     }
 
     #[test]
+    fn ledbat_keeps_window_and_period_sane(
+        init in init(),
+        ops in proptest::collection::vec(op(), 0..300),
+    ) {
+        let mut ledbat = Ledbat::default();
+        let min = ledbat.config().min_window_value();
+        run_model(&mut ledbat, &init, ops, min, |_| Ok(())).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
     fn fixed_rate_keeps_window_and_period_sane(
         rate in 0u64..20_000_000_000,
         init in init(),
@@ -92,6 +102,8 @@ proptest! {
 fn factories_build_named_controllers() {
     let native = NativeFactory::default();
     assert_eq!((native.name(), native.build().name()), ("native", "native"));
+    let ledbat = LedbatFactory::default();
+    assert_eq!((ledbat.name(), ledbat.build().name()), ("ledbat", "ledbat"));
     let fixed = FixedRateFactory::new(1_000_000);
     assert_eq!(
         (fixed.name(), fixed.build().name()),

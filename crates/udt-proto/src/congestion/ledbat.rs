@@ -1,0 +1,625 @@
+//! A scavenger controller after LEDBAT (RFC 6817, the algorithm uTP runs): it fills what the
+//! other traffic leaves idle and backs off as soon as a queue builds, so a background
+//! transfer (`udt cp --priority background`, `--cc ledbat`) gets out of the way of everything
+//! else on the path within a few round trips and takes the capacity back when they end.
+//!
+//! # The delay signal
+//!
+//! LEDBAT steers the queueing delay it adds at the bottleneck towards a target. RFC 6817
+//! measures one-way delay (receiver clock minus sender timestamp); this controller measures
+//! the round trip at the sender instead, from its own send times:
+//! * it marks a new packet every so often (a fixed ring of 64, `ledbat/delay.rs`) and, when a
+//!   cumulative ACK passes a marker, takes `now − sent` of the *newest* marker passed as a
+//!   delay sample. That packet arrived just before the receiver sent the ACK, so the sample
+//!   is the path's round trip plus at most one marker spacing of ACK delay;
+//! * the *current* delay is the minimum of the last [`LedbatConfig::current_filter`] samples
+//!   (RFC 6817 §3.4.2's filter; it also removes the ACK-timer delay that some samples carry
+//!   and the inflation of a sample whose ACK waited for a repaired hole), and the *base*
+//!   delay is the minimum over per-minute buckets of the last
+//!   [`LedbatConfig::base_history`] minutes (§3.4.1). Their difference is the queueing delay.
+//!
+//! Why not the alternatives: the RTT that UDT's ACKs carry is the receiver's ACK/ACK2
+//! estimate smoothed by 1/8 per ACK, and the sender smooths it by 1/8 again; at one ACK per
+//! 10 ms that lags a change in the queue by ~150 ms, several round trips on the paths LEDBAT
+//! is meant to protect. A true one-way delay needs the receiver's clock: either the receiver
+//! reports it in a custom 0x7FFF message, which only a peer running this code sends (a
+//! libudt 4.11 peer or a server with another controller never would, and the scavenger must
+//! work against any server), or the ACK's header timestamp is paired with the send time of
+//! the packet it covers, which the [`AckInfo`] hook does not carry today. Own send times need
+//! nothing from the peer and change nothing on the wire. The price of a round-trip signal is
+//! that queueing on the reverse path (ACKs stuck behind someone's upload) also reads as
+//! congestion: the scavenger then yields to traffic in either direction, which errs on the
+//! side a background transfer should.
+//!
+//! # The window
+//!
+//! Per ACK that newly acknowledges `n` packets, with `q` the queueing delay and
+//! `off = (target − q) / target` (RFC 6817 §2.4.2), by phase ([`LedbatPhase`]):
+//! * **slow start** (at start, and again once the queue has stayed below a quarter of the
+//!   target for two round trips, i.e. the others left and the path has idle capacity):
+//!   `cwnd += slow_start_gain · n`, 1.5× per round trip by default and never faster than
+//!   TCP's slow start. It ends when the latest sample's `q` reaches 3/4 of the target (as in
+//!   LEDBAT++, draft-irtf-iccrg-ledbat-plus-plus §4.1) or on a loss. Without it, LEDBAT's
+//!   linear growth of one packet per round trip would need 400 round trips to fill
+//!   100 Mbit/s × 50 ms. Half TCP's gain, because the delay signal lags a round trip: at
+//!   TCP's doubling, slow start overshot a one-BDP queue by more than it holds.
+//! * **congestion avoidance, below target**: `cwnd += gain · off · n / cwnd`, at most `gain`
+//!   packets per round trip (RFC 6817).
+//! * **above target** (any phase but a slowdown): a multiplicative cut by the excess queue's
+//!   share of the round trip, `(q − target) / rtt` (what brings the queue back to the
+//!   target), at least 1/8 and at most 1/2, then no further cut until the ACKs show its
+//!   effect (they pass what had been sent when it happened). RFC 6817's own decrease is as
+//!   slow as its increase, which on a long fat path takes minutes to yield (LEDBAT++ §4.3
+//!   makes it multiplicative too). The 1/8 floor is what makes it yield to flows that keep
+//!   no standing queue (BBR-like, our `model`): their bandwidth probes raise the queue a
+//!   little above the target, and a cut of exactly the excess would hand them only that
+//!   much per probe; in the simulator the floor took LEDBAT's share beside `model` from 16%
+//!   to 8%, without changing its utilisation alone.
+//! * **slowdown** (LEDBAT++ §4.4): two round trips after the first slow start, and then
+//!   nine times the previous slowdown's length after it, the window drops to the minimum for
+//!   two round trips and then slow-starts at TCP's gain back to where it was, whatever the
+//!   delay (only a loss stops the ramp early: another LEDBAT flow holds the queue near the
+//!   target, and a ramp that stopped at 3/4 of it left a later flow a few percent of the
+//!   link). The queue
+//!   drains, so the base delay is measured afresh (a later flow would otherwise take the
+//!   standing queue for the base delay and push the earlier one out: LEDBAT's "latecomer
+//!   advantage"), and a competitor gets the whole link for a moment. It costs about a tenth
+//!   of the capacity; it is skipped while losses are being repaired and never follows a slow
+//!   start directly.
+//! * the window grows only while the flow used it (RFC 6817's `flightsize + ALLOWED_INCREASE`
+//!   rule, stated for UDT's ACKs, which cover many packets): if the packets in flight when the
+//!   ACK arrived were more than [`LedbatConfig::allowed_increase_pkts`] below the window, it
+//!   does not grow;
+//! * **loss** halves the window, at most once per round trip (§2.4.2; the same wait as the
+//!   delay cut); an EXP timeout drops it to the minimum (§2.4.2's "cwnd = 1 MSS"; two
+//!   packets here) and slow-starts back to half the old window, as TCP does after an RTO
+//!   (UDT paces its retransmissions at the controller's period, so a window stuck at two
+//!   would repair losses at two packets a round trip).
+//!
+//! Pacing: the window per current round trip times 1.25 (2 in slow start), so packets leave
+//! evenly instead of in window-sized bursts that a shallow queue would drop.
+//!
+//! # The target
+//!
+//! RFC 6817 caps TARGET at 100 ms, and uTP uses 100 ms. The default here is
+//! [`LedbatConfig::DEFAULT_TARGET`], 25 ms, because a target only works if the bottleneck's
+//! queue can hold that much delay: below it the flow never sees "above target", fills the
+//! queue until it overflows and competes by loss like any TCP. UDT runs on fast long paths,
+//! where a buffer of one BDP at 10-50 ms or a switch's few milliseconds is common, and a
+//! scavenger that added 100 ms to everyone's latency would be no scavenger for interactive
+//! traffic beside it. The floor is the noise of the signal: samples carry up to a marker
+//! spacing of ACK delay, and UDT acknowledges every 10 ms (SYN), so targets much below 10 ms
+//! would chase noise. 25 ms keeps 2.5 ACK periods of headroom and still fits a one-BDP queue
+//! at RTTs from 25 ms up. Shallow-buffered paths want a smaller target, deep buffers (home
+//! routers) allow a larger one: [`LedbatConfig::target`].
+//!
+//! # What it achieves, and where it falls short
+//!
+//! In the simulator (`tests/cc_ledbat.rs`, 100 Mbit/s × 50 ms, one-BDP drop-tail queue):
+//! alone it uses ~95% of the link (99% between slowdowns) with ~25 ms of queue; beside a
+//! `native` flow it is down to what native leaves idle about 12 round trips after native
+//! starts (native's own ramp sets that pace) and keeps ~8% while native runs; it takes the
+//! link back within a second or two after the other flow ends. Beside `model`, which keeps
+//! almost no queue, only model's probes show in the delay, so LEDBAT is pushed down over
+//! seconds rather than round trips (model gets ~80% of its solo delivery over ten seconds);
+//! a flow that never builds a queue is invisible to any delay-based scavenger.
+//!
+//! Every hook is O(1) amortised (markers are pushed once and popped once; the base history
+//! is a fixed array of [`LedbatConfig::base_history`] ≤ 60 buckets).
+
+mod delay;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use self::delay::{DelayFilters, Markers, MAX_BASE_HISTORY, MAX_CURRENT_FILTER};
+use super::{
+    duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
+    SentInfo, TimeoutInfo,
+};
+use crate::seq::SeqNumber;
+use crate::time::Instant;
+
+/// Pacing gains: the window is spread over a round trip, a little faster than it drains.
+const PACING_GAIN: f64 = 1.25;
+const SLOW_START_PACING_GAIN: f64 = 2.0;
+/// Slow start ends at this fraction of the target.
+const SLOW_START_EXIT: f64 = 0.75;
+/// Slow start resumes after the queueing delay stayed below this fraction of the target for
+/// [`IDLE_ROUNDS`] round trips.
+const IDLE_QUEUE: f64 = 0.25;
+const IDLE_ROUNDS: u32 = 2;
+/// A slowdown holds the minimum window this many round trips (LEDBAT++ §4.4).
+const SLOWDOWN_ROUNDS: u32 = 2;
+/// The next slowdown starts this many times the last one's length (hold plus ramp back)
+/// after the ramp ended, so slowdowns cost at most a tenth of the time (LEDBAT++ §4.4).
+const SLOWDOWN_SPACING: u32 = 9;
+/// Largest window, packets, whatever the peer advertises (keeps the arithmetic finite).
+const MAX_WINDOW_PKTS: f64 = 1e9;
+/// The smallest and largest multiplicative cut above target.
+const MIN_CUT: f64 = 0.125;
+const MAX_CUT: f64 = 0.5;
+
+/// LEDBAT's parameters. [`Default`] follows RFC 6817 (GAIN 1, BASE_HISTORY 10 minutes,
+/// CURRENT_FILTER 4, ALLOWED_INCREASE 1, MIN_CWND 2) except for the target, 25 ms instead of
+/// 100 ms (see the module doc), an initial window of 10 packets (RFC 6928's, where RFC 6817
+/// allows at most TCP's), slow start at half TCP's gain, and LEDBAT++'s periodic slowdowns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LedbatConfig {
+    target: Duration,
+    gain: f64,
+    slow_start_gain: f64,
+    base_history: usize,
+    current_filter: usize,
+    allowed_increase_pkts: f64,
+    initial_window_pkts: f64,
+    min_window_pkts: f64,
+    slowdowns: bool,
+}
+
+impl LedbatConfig {
+    /// The default queueing-delay target.
+    pub const DEFAULT_TARGET: Duration = Duration::from_millis(25);
+
+    /// Queueing delay the flow aims to add at the bottleneck (default 25 ms). Clamped to
+    /// [1 ms, 100 ms], RFC 6817's upper bound.
+    pub fn target(&mut self, target: Duration) -> &mut Self {
+        self.target = target.clamp(Duration::from_millis(1), Duration::from_millis(100));
+        self
+    }
+
+    /// Window gain (default 1, RFC 6817's maximum): packets added per round trip at zero
+    /// queueing delay. Clamped to (0, 1].
+    pub fn gain(&mut self, gain: f64) -> &mut Self {
+        self.gain = if gain > 0.0 { gain.min(1.0) } else { 1.0 };
+        self
+    }
+
+    /// Slow start's growth per acknowledged packet (default 1/2: the window grows 1.5× per
+    /// round trip). Clamped to (0, 1]; 1 is TCP's slow start, which overshoots by up to the
+    /// delay signal's lag (a round trip) before the queue shows in it. The ramp back after a
+    /// slowdown always uses 1, up to the window it left.
+    pub fn slow_start_gain(&mut self, gain: f64) -> &mut Self {
+        self.slow_start_gain = if gain > 0.0 { gain.min(1.0) } else { 0.5 };
+        self
+    }
+
+    /// Minutes of base-delay history (default 10). Clamped to [1, 60].
+    pub fn base_history(&mut self, minutes: usize) -> &mut Self {
+        self.base_history = minutes.clamp(1, MAX_BASE_HISTORY);
+        self
+    }
+
+    /// Delay samples the current-delay minimum filter spans (default 4, one per ACK, so
+    /// 40 ms of UDT's ACKs). Clamped to [1, 16].
+    pub fn current_filter(&mut self, samples: usize) -> &mut Self {
+        self.current_filter = samples.clamp(1, MAX_CURRENT_FILTER);
+        self
+    }
+
+    /// How far the window may run ahead of the packets in flight and still grow (default 1).
+    pub fn allowed_increase_pkts(&mut self, pkts: f64) -> &mut Self {
+        self.allowed_increase_pkts = if pkts >= 0.0 { pkts } else { 0.0 };
+        self
+    }
+
+    /// Window at `init` in packets (default 10). At least 1.
+    pub fn initial_window_pkts(&mut self, pkts: f64) -> &mut Self {
+        self.initial_window_pkts = if pkts >= 1.0 { pkts } else { 1.0 };
+        self
+    }
+
+    /// Smallest window in packets (default 2). At least 1.
+    pub fn min_window_pkts(&mut self, pkts: f64) -> &mut Self {
+        self.min_window_pkts = if pkts >= 1.0 { pkts } else { 1.0 };
+        self
+    }
+
+    /// Periodic slowdowns (default on; see the module doc). Off, the base delay can drift up
+    /// under a standing queue and competing flows that keep no queue are not noticed.
+    pub fn slowdowns(&mut self, on: bool) -> &mut Self {
+        self.slowdowns = on;
+        self
+    }
+
+    /// The target in use.
+    pub fn target_value(&self) -> Duration {
+        self.target
+    }
+
+    /// The minimum window in use.
+    pub fn min_window_value(&self) -> f64 {
+        self.min_window_pkts
+    }
+}
+
+impl Default for LedbatConfig {
+    fn default() -> Self {
+        Self {
+            target: Self::DEFAULT_TARGET,
+            gain: 1.0,
+            slow_start_gain: 0.5,
+            base_history: 10,
+            current_filter: 4,
+            allowed_increase_pkts: 1.0,
+            initial_window_pkts: 10.0,
+            min_window_pkts: 2.0,
+            slowdowns: true,
+        }
+    }
+}
+
+/// Where the controller is (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum LedbatPhase {
+    /// Growing by the slow-start gain per acknowledged packet, up to `ssthresh` packets.
+    SlowStart {
+        /// The window where slow start ends (infinite except on the ramp after a slowdown).
+        ssthresh: f64,
+        /// Whether this is the ramp after a slowdown (grows at TCP's full gain).
+        ramp: bool,
+    },
+    /// Steering the queueing delay towards the target.
+    Avoidance,
+    /// Holding the minimum window until `until`, then ramping back to `restore` packets.
+    Slowdown {
+        /// When the hold ends.
+        until: Instant,
+        /// The window before the slowdown.
+        restore: f64,
+    },
+}
+
+/// The LEDBAT scavenger. Build one per connection with [`Ledbat::new`] or a
+/// [`LedbatFactory`], then drive it through [`Controller`].
+#[derive(Clone, Debug)]
+pub struct Ledbat {
+    config: LedbatConfig,
+    max_window_pkts: f64,
+    initial_rtt: Duration,
+    markers: Markers,
+    filters: DelayFilters,
+    last_ack: SeqNumber,
+    largest_sent: SeqNumber,
+    phase: LedbatPhase,
+    /// Since when the queue has looked idle (below [`IDLE_QUEUE`] of the target).
+    idle_since: Option<Instant>,
+    /// The largest sequence sent when the last multiplicative decrease happened.
+    cut_by: Option<SeqNumber>,
+    /// When the last slowdown began (until its ramp ends), and when the next one is due.
+    slowdown_began: Option<Instant>,
+    next_slowdown: Option<Instant>,
+    cwnd_pkts: f64,
+}
+
+impl Ledbat {
+    /// A controller in its `init` state for [`ControllerInit::default`] at time zero; the
+    /// connection calls [`Controller::init`] with the real values.
+    pub fn new(config: LedbatConfig) -> Self {
+        Self::fresh(config, Instant::ZERO, &ControllerInit::default())
+    }
+
+    fn fresh(config: LedbatConfig, now: Instant, init: &ControllerInit) -> Self {
+        let mut ledbat = Self {
+            max_window_pkts: f64::from(init.max_window_pkts).min(MAX_WINDOW_PKTS),
+            initial_rtt: init.rtt.max(Duration::from_micros(1)),
+            markers: Markers::new(now, init.isn),
+            filters: DelayFilters::new(now, config.current_filter, config.base_history),
+            last_ack: init.isn,
+            largest_sent: init.isn.prev(),
+            phase: LedbatPhase::SlowStart {
+                ssthresh: f64::INFINITY,
+                ramp: false,
+            },
+            idle_since: None,
+            cut_by: None,
+            slowdown_began: None,
+            next_slowdown: None,
+            cwnd_pkts: config.initial_window_pkts,
+            config,
+        };
+        ledbat.clamp_window();
+        ledbat
+    }
+
+    /// The configuration this controller runs with.
+    pub fn config(&self) -> &LedbatConfig {
+        &self.config
+    }
+
+    /// The current phase.
+    pub fn phase(&self) -> LedbatPhase {
+        self.phase
+    }
+
+    /// Whether the controller is in slow start (at the start, after an idle queue, or
+    /// ramping back after a slowdown).
+    pub fn in_slow_start(&self) -> bool {
+        matches!(self.phase, LedbatPhase::SlowStart { .. })
+    }
+
+    /// The current round-trip estimate: the filtered delay, or the initial RTT until a
+    /// sample arrives.
+    pub fn rtt(&self) -> Duration {
+        self.filters
+            .current()
+            .filter(|d| !d.is_zero())
+            .unwrap_or(self.initial_rtt)
+    }
+
+    /// The queueing delay estimate: current minus base delay (zero before any sample).
+    pub fn queueing_delay(&self) -> Duration {
+        match (self.filters.current(), self.filters.base()) {
+            (Some(current), Some(base)) => current.saturating_sub(base),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// The queueing delay by the latest sample alone.
+    fn latest_queueing_delay(&self) -> Duration {
+        match (self.filters.latest(), self.filters.base()) {
+            (Some(latest), Some(base)) => latest.saturating_sub(base),
+            _ => Duration::ZERO,
+        }
+    }
+
+    /// The inter-packet period in microseconds: the round trip over the paced window.
+    pub fn period_us(&self) -> f64 {
+        let gain = if self.in_slow_start() {
+            SLOW_START_PACING_GAIN
+        } else {
+            PACING_GAIN
+        };
+        self.rtt().as_secs_f64() * 1e6 / (gain * self.cwnd_pkts)
+    }
+
+    /// Phase changes that ACKs drive: slow start's exit, the idle-queue restart, and the
+    /// slowdowns.
+    fn update_phase(&mut self, now: Instant, queueing: f64, target: f64) {
+        match self.phase {
+            // A ramp (after a slowdown or a timeout) goes back to where the flow was, whatever
+            // the delay: others may hold the queue at the target, and a ramp that stopped at
+            // 3/4 of it would leave the flow a fraction of its window after every slowdown
+            // (a second LEDBAT flow starved that way). Loss still ends it.
+            LedbatPhase::SlowStart {
+                ssthresh,
+                ramp: true,
+            } => {
+                if self.cwnd_pkts >= ssthresh {
+                    self.end_slow_start(now);
+                }
+            }
+            LedbatPhase::SlowStart { ssthresh, .. } => {
+                // The latest sample, not the filtered one: the filter's extra lag of a few
+                // ACKs is worth several doublings of overshoot at slow start's pace.
+                let latest = self.latest_queueing_delay().as_secs_f64();
+                let queue = queueing.max(latest);
+                if queue >= SLOW_START_EXIT * target || self.cwnd_pkts >= ssthresh {
+                    self.end_slow_start(now);
+                }
+            }
+            LedbatPhase::Slowdown { until, restore } => {
+                if now >= until {
+                    self.phase = LedbatPhase::SlowStart {
+                        ssthresh: restore,
+                        ramp: true,
+                    };
+                }
+            }
+            LedbatPhase::Avoidance => {
+                // Not while losses are being repaired: the minimum window would pace the
+                // retransmissions at two packets a round trip.
+                if self.next_slowdown.is_some_and(|at| now >= at) && !self.frozen() {
+                    self.begin_slowdown(now);
+                } else if queueing >= IDLE_QUEUE * target {
+                    self.idle_since = None;
+                } else {
+                    let since = *self.idle_since.get_or_insert(now);
+                    if now - since >= self.rtt() * IDLE_ROUNDS {
+                        self.phase = LedbatPhase::SlowStart {
+                            ssthresh: f64::INFINITY,
+                            ramp: false,
+                        };
+                    }
+                }
+            }
+        }
+    }
+
+    /// Leave slow start for congestion avoidance and schedule the next slowdown: two round
+    /// trips after the first slow start (so the base delay is measured on an empty queue
+    /// early), then [`SLOWDOWN_SPACING`] times the last slowdown's length after its ramp,
+    /// and never sooner than two round trips after any slow start.
+    fn end_slow_start(&mut self, now: Instant) {
+        self.phase = LedbatPhase::Avoidance;
+        self.idle_since = None;
+        if !self.config.slowdowns {
+            return;
+        }
+        // Never straight out of slow start: its overshoot is still in flight, and a
+        // slowdown would leave the losses it causes to be repaired at the minimum window.
+        let earliest = now + self.rtt() * SLOWDOWN_ROUNDS;
+        let next = match self.slowdown_began.take() {
+            Some(began) => now + (now - began) * SLOWDOWN_SPACING,
+            None => self.next_slowdown.unwrap_or(earliest),
+        };
+        self.next_slowdown = Some(next.max(earliest));
+    }
+
+    fn begin_slowdown(&mut self, now: Instant) {
+        self.phase = LedbatPhase::Slowdown {
+            until: now + self.rtt() * SLOWDOWN_ROUNDS,
+            restore: self.cwnd_pkts,
+        };
+        self.slowdown_began = Some(now);
+        self.next_slowdown = None;
+        self.cwnd_pkts = self.config.min_window_pkts;
+        self.clamp_window();
+    }
+
+    /// The window after `newly` packets were acknowledged with `flight` in flight before.
+    fn update_window(&mut self, newly: f64, flight: f64, queueing: f64, target: f64) {
+        let old = self.cwnd_pkts;
+        let off = (target - queueing) / target;
+        let next = match self.phase {
+            LedbatPhase::Slowdown { .. } => return,
+            LedbatPhase::SlowStart { ramp: true, .. } => old + newly,
+            _ if off < 0.0 => self.cut(queueing, target),
+            LedbatPhase::SlowStart { ramp: false, .. } => old + self.config.slow_start_gain * newly,
+            LedbatPhase::Avoidance => old + self.config.gain * off * newly / old,
+        };
+        let cwnd_limited = flight + self.config.allowed_increase_pkts >= old;
+        self.cwnd_pkts = if cwnd_limited { next } else { next.min(old) };
+        self.clamp_window();
+    }
+
+    /// Above target: cut the window by the excess queue's share of the round trip (what
+    /// brings the queue back to the target), between [`MIN_CUT`] and [`MAX_CUT`], once the
+    /// last cut has taken effect; otherwise leave it.
+    fn cut(&mut self, queueing: f64, target: f64) -> f64 {
+        if self.frozen() {
+            return self.cwnd_pkts;
+        }
+        self.cut_by = Some(self.largest_sent);
+        let excess = (queueing - target) / self.rtt().as_secs_f64().max(1e-6);
+        self.cwnd_pkts * (1.0 - excess.clamp(MIN_CUT, MAX_CUT))
+    }
+
+    /// Whether a multiplicative decrease is still waiting to show in the ACKs: until the
+    /// ACK passes what had been sent when it happened, the delay and loss it sees predate it.
+    fn frozen(&self) -> bool {
+        self.cut_by.is_some_and(|sent| self.last_ack <= sent)
+    }
+
+    fn clamp_window(&mut self) {
+        let floor = self.config.min_window_pkts;
+        let cap = self.max_window_pkts.max(floor);
+        self.cwnd_pkts = if self.cwnd_pkts.is_finite() {
+            self.cwnd_pkts.clamp(floor, cap)
+        } else {
+            floor
+        };
+    }
+}
+
+impl Default for Ledbat {
+    fn default() -> Self {
+        Self::new(LedbatConfig::default())
+    }
+}
+
+impl Controller for Ledbat {
+    fn init(&mut self, now: Instant, init: &ControllerInit) {
+        *self = Self::fresh(self.config.clone(), now, init);
+    }
+
+    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
+        if !info.retransmit {
+            let rtt = self.rtt();
+            self.markers.on_sent(now, info.seq, rtt);
+        }
+        self.largest_sent = self.largest_sent.max_seq(info.seq);
+    }
+
+    fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
+        if ack.ack <= self.last_ack {
+            return;
+        }
+        let flight = f64::from(self.last_ack.offset_to(ack.largest_sent.next()).max(0));
+        let newly = f64::from(self.last_ack.offset_to(ack.ack).max(0));
+        self.last_ack = ack.ack;
+        self.largest_sent = self.largest_sent.max_seq(ack.largest_sent);
+        if let Some(sample) = self.markers.on_ack(now, ack.ack) {
+            self.filters.push(now, sample);
+        }
+        let queueing = self.queueing_delay().as_secs_f64();
+        let target = self.config.target.as_secs_f64();
+        self.update_phase(now, queueing, target);
+        self.update_window(newly, flight, queueing, target);
+    }
+
+    /// A loss halves the window, at most once per round trip (RFC 6817 §2.4.2), and ends
+    /// slow start. In a slowdown it halves the window to ramp back to instead.
+    fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
+        self.largest_sent = self.largest_sent.max_seq(loss.largest_sent);
+        match self.phase {
+            LedbatPhase::Slowdown { until, restore } => {
+                // Already at the minimum; the window to ramp back to was too large.
+                if !self.frozen() {
+                    self.cut_by = Some(self.largest_sent);
+                    let restore = (restore / 2.0).max(self.config.min_window_pkts);
+                    self.phase = LedbatPhase::Slowdown { until, restore };
+                }
+                return;
+            }
+            LedbatPhase::SlowStart { .. } => self.end_slow_start(now),
+            LedbatPhase::Avoidance => self.idle_since = None,
+        }
+        if self.frozen() {
+            return;
+        }
+        self.cut_by = Some(self.largest_sent);
+        self.cwnd_pkts /= 2.0;
+        self.clamp_window();
+    }
+
+    /// An EXP timeout drops the window to the minimum (RFC 6817 §2.4.2: one packet; UDT's
+    /// minimum here is two) and slow-starts back to half the window it had, as TCP does after
+    /// a retransmission timeout. Staying at the minimum would also pace UDT's
+    /// retransmissions (which ignore the window but not the period) at two a round trip.
+    fn on_timeout(&mut self, _now: Instant, info: &TimeoutInfo) {
+        self.largest_sent = self.largest_sent.max_seq(info.largest_sent);
+        let ssthresh = match self.phase {
+            LedbatPhase::Slowdown { restore, .. } => restore / 2.0,
+            // A repeated timeout, before any ACK let the window grow: keep the first's aim.
+            LedbatPhase::SlowStart {
+                ssthresh,
+                ramp: true,
+            } if self.cwnd_pkts <= self.config.min_window_pkts => ssthresh,
+            _ => self.cwnd_pkts / 2.0,
+        };
+        self.phase = LedbatPhase::SlowStart {
+            ssthresh: ssthresh.max(self.config.min_window_pkts),
+            ramp: true,
+        };
+        self.idle_since = None;
+        self.cut_by = Some(self.largest_sent);
+        self.cwnd_pkts = self.config.min_window_pkts;
+        self.clamp_window();
+    }
+
+    fn window_pkts(&self) -> f64 {
+        self.cwnd_pkts
+    }
+
+    fn send_period(&self) -> Duration {
+        duration_from_micros_f64(self.period_us())
+    }
+
+    fn name(&self) -> &'static str {
+        LedbatFactory::NAME
+    }
+}
+
+/// Builds [`Ledbat`] controllers with one configuration.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LedbatFactory {
+    /// The configuration every controller gets.
+    pub config: LedbatConfig,
+}
+
+impl LedbatFactory {
+    /// The controller's name in logs, stats and `--cc`.
+    pub const NAME: &'static str = "ledbat";
+}
+
+impl ControllerFactory for LedbatFactory {
+    fn build(&self) -> Box<dyn Controller> {
+        Box::new(Ledbat::new(self.config.clone()))
+    }
+
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+}

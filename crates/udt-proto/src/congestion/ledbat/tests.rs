@@ -1,0 +1,401 @@
+//! Canned scenarios for the LEDBAT controller: a scripted sender that sends a window, then
+//! has it acknowledged after a chosen round trip, so each test sets the delay the controller
+//! sees and checks how the window answers.
+
+use super::*;
+use crate::congestion::LossRange;
+
+const ISN: u32 = 5000;
+const BASE_RTT: Duration = Duration::from_millis(50);
+
+/// A scripted sender: the controller, the clock, and the next sequence number to send.
+struct Script {
+    cc: Ledbat,
+    now: Instant,
+    next: SeqNumber,
+}
+
+impl Script {
+    fn new(config: LedbatConfig) -> Self {
+        let now = Instant::from_micros(1_000_000);
+        let mut cc = Ledbat::new(config);
+        let init = ControllerInit {
+            isn: SeqNumber::new(ISN),
+            rtt: BASE_RTT,
+            max_window_pkts: 100_000,
+            ..ControllerInit::default()
+        };
+        cc.init(now, &init);
+        Self {
+            cc,
+            now,
+            next: SeqNumber::new(ISN),
+        }
+    }
+
+    /// Send `pkts` new packets spread evenly over `span`.
+    fn send(&mut self, pkts: u32, span: Duration) {
+        let gap = span / pkts.max(1);
+        for _ in 0..pkts {
+            let info = SentInfo {
+                seq: self.next,
+                len: 1472,
+                retransmit: false,
+                app_limited: false,
+            };
+            self.cc.on_packet_sent(self.now, &info);
+            self.next = self.next.next();
+            self.now += gap;
+        }
+    }
+
+    /// Acknowledge everything sent, `rtt` after the last packet left.
+    fn ack_all(&mut self, rtt: Duration) {
+        self.now += rtt;
+        let info = AckInfo {
+            ack: self.next,
+            rtt,
+            recv_rate_pkts: 1000,
+            bandwidth_pkts: 1000,
+            largest_sent: self.next.prev(),
+        };
+        self.cc.on_ack(self.now, &info);
+    }
+
+    /// One round: send a full window in a 100 µs burst (so every delay sample is the
+    /// round trip plus at most 100 µs), acknowledge it after `rtt`.
+    fn round(&mut self, rtt: Duration) {
+        let window = self.cc.window_pkts().floor() as u32;
+        self.send(window, Duration::from_micros(100));
+        self.ack_all(rtt);
+    }
+
+    fn loss(&mut self) {
+        let lost = self.next.prev();
+        let ranges = [LossRange {
+            first: lost,
+            last: lost,
+        }];
+        let info = LossInfo {
+            first_lost: lost,
+            ranges: &ranges,
+            largest_sent: self.next,
+            rtt: BASE_RTT,
+            recv_rate_pkts: 1000,
+            bandwidth_pkts: 1000,
+        };
+        self.cc.on_loss(self.now, &info);
+    }
+}
+
+fn ms(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}
+
+/// Queue delay above the target: the round trip is base + this.
+fn above_target() -> Duration {
+    LedbatConfig::DEFAULT_TARGET * 2
+}
+
+/// The configuration of the tests that look at one rule at a time: no slowdowns.
+fn steady() -> LedbatConfig {
+    let mut config = LedbatConfig::default();
+    config.slowdowns(false);
+    config
+}
+
+#[test]
+fn slow_start_grows_by_its_gain_per_round_trip() {
+    for (gain, factor) in [(0.5, 1.5), (1.0, 2.0)] {
+        let mut config = LedbatConfig::default();
+        config.slow_start_gain(gain);
+        let mut s = Script::new(config);
+        let mut want = s.cc.window_pkts();
+        for round in 1..=4 {
+            s.round(BASE_RTT);
+            assert!(s.cc.in_slow_start());
+            // Whole packets are sent, so the window may trail the ideal by a packet a round.
+            want *= factor;
+            let got = s.cc.window_pkts();
+            assert!(
+                got <= want && got >= want - f64::from(round),
+                "gain {gain} round {round}"
+            );
+        }
+    }
+}
+
+#[test]
+fn delay_sample_is_the_newest_acknowledged_marker() {
+    let mut s = Script::new(LedbatConfig::default());
+    s.send(10, ms(5));
+    s.ack_all(BASE_RTT);
+    // The last marker left at most one spacing (RTT/16) before the end of the burst.
+    let rtt = s.cc.rtt();
+    assert!(
+        rtt >= BASE_RTT && rtt <= BASE_RTT + BASE_RTT / 16,
+        "{rtt:?}"
+    );
+    assert_eq!(s.cc.queueing_delay(), Duration::ZERO);
+    s.round(BASE_RTT + ms(30));
+    // The current filter still holds the first, shorter sample.
+    assert_eq!(s.cc.queueing_delay(), Duration::ZERO);
+}
+
+#[test]
+fn current_filter_takes_the_minimum_of_recent_samples() {
+    let mut config = LedbatConfig::default();
+    config.current_filter(2);
+    let mut s = Script::new(config);
+    s.round(BASE_RTT);
+    s.round(BASE_RTT + ms(30));
+    s.round(BASE_RTT + ms(20));
+    let q = s.cc.queueing_delay();
+    assert!(q >= ms(19) && q <= ms(21), "{q:?}");
+    s.round(BASE_RTT + ms(25));
+    let q = s.cc.queueing_delay();
+    assert!(q >= ms(19) && q <= ms(21), "{q:?}");
+    s.round(BASE_RTT + ms(25));
+    let q = s.cc.queueing_delay();
+    assert!(q >= ms(24) && q <= ms(26), "{q:?}");
+}
+
+#[test]
+fn slow_start_ends_at_three_quarters_of_the_target() {
+    let mut s = Script::new(LedbatConfig::default());
+    s.round(BASE_RTT);
+    let target = LedbatConfig::DEFAULT_TARGET;
+    for _ in 0..4 {
+        s.round(BASE_RTT + target / 2);
+    }
+    assert!(s.cc.in_slow_start());
+    for _ in 0..4 {
+        s.round(BASE_RTT + target * 4 / 5);
+    }
+    assert!(!s.cc.in_slow_start());
+}
+
+#[test]
+fn above_target_the_window_shrinks_by_at_most_half_per_round_trip() {
+    let mut s = Script::new(steady());
+    for _ in 0..5 {
+        s.round(BASE_RTT);
+    }
+    for _ in 0..4 {
+        s.round(BASE_RTT + above_target());
+    }
+    assert!(!s.cc.in_slow_start());
+    for _ in 0..3 {
+        let before = s.cc.window_pkts();
+        s.round(BASE_RTT + above_target());
+        let after = s.cc.window_pkts();
+        assert!(after < before, "{after} >= {before}");
+        assert!(after >= before / 2.0 - 1.0, "{after} < half of {before}");
+    }
+}
+
+#[test]
+fn below_target_the_window_grows_by_at_most_gain_per_round_trip() {
+    let mut s = Script::new(steady());
+    s.round(BASE_RTT);
+    for _ in 0..4 {
+        s.round(BASE_RTT + above_target());
+    }
+    assert!(!s.cc.in_slow_start());
+    // A queue of half the target: off_target 1/2, so about half a packet per round trip.
+    let half = LedbatConfig::DEFAULT_TARGET / 2;
+    for _ in 0..4 {
+        s.round(BASE_RTT + half);
+    }
+    let before = s.cc.window_pkts();
+    s.round(BASE_RTT + half);
+    let grown = s.cc.window_pkts() - before;
+    assert!(grown > 0.0 && grown <= 1.0, "grew {grown}");
+}
+
+#[test]
+fn an_idle_queue_restarts_slow_start() {
+    let mut s = Script::new(steady());
+    s.round(BASE_RTT);
+    for _ in 0..4 {
+        s.round(BASE_RTT + above_target());
+    }
+    assert!(!s.cc.in_slow_start());
+    // The competing traffic left: the queue is empty for two round trips and more.
+    for _ in 0..6 {
+        s.round(BASE_RTT);
+    }
+    assert!(s.cc.in_slow_start());
+}
+
+#[test]
+fn loss_halves_the_window_once_per_round_trip() {
+    let mut s = Script::new(steady());
+    for _ in 0..4 {
+        s.round(BASE_RTT);
+    }
+    let before = s.cc.window_pkts();
+    s.loss();
+    assert_eq!(s.cc.window_pkts(), before / 2.0);
+    assert!(!s.cc.in_slow_start());
+    s.now += BASE_RTT / 2;
+    s.loss();
+    let half = s.cc.window_pkts();
+    assert_eq!(half, before / 2.0, "second halving within an RTT");
+    // Once an ACK passes what was sent at the halving, a loss counts again.
+    s.round(BASE_RTT);
+    let before = s.cc.window_pkts();
+    assert!(before >= half);
+    s.loss();
+    assert_eq!(s.cc.window_pkts(), before / 2.0);
+}
+
+#[test]
+fn timeout_drops_to_the_minimum_and_slow_starts_to_half_the_window() {
+    let mut s = Script::new(LedbatConfig::default());
+    for _ in 0..3 {
+        s.round(BASE_RTT);
+    }
+    let before = s.cc.window_pkts();
+    let info = TimeoutInfo {
+        rtt: BASE_RTT,
+        recv_rate_pkts: 0,
+        largest_sent: s.next.prev(),
+    };
+    let min = LedbatConfig::default().min_window_value();
+    for _ in 0..2 {
+        s.cc.on_timeout(s.now, &info);
+        assert_eq!(s.cc.window_pkts(), min);
+        let want = LedbatPhase::SlowStart {
+            ssthresh: before / 2.0,
+            ramp: true,
+        };
+        assert_eq!(s.cc.phase(), want);
+    }
+    while s.cc.in_slow_start() {
+        s.round(BASE_RTT);
+    }
+    assert!(s.cc.window_pkts() >= before / 2.0);
+    assert!(s.cc.window_pkts() <= before);
+}
+
+#[test]
+fn an_unused_window_does_not_grow() {
+    let mut s = Script::new(LedbatConfig::default());
+    s.round(BASE_RTT);
+    let before = s.cc.window_pkts();
+    // Only two packets in flight against a window of 20: application-limited.
+    s.send(2, ms(1));
+    s.ack_all(BASE_RTT);
+    assert_eq!(s.cc.window_pkts(), before);
+}
+
+#[test]
+fn base_delay_forgets_minutes_older_than_the_history() {
+    let mut config = LedbatConfig::default();
+    config.base_history(2);
+    let mut s = Script::new(config);
+    s.round(BASE_RTT);
+    // The route changes to a longer one; for two minutes the old minimum still counts.
+    let longer = BASE_RTT * 2;
+    for _ in 0..4 {
+        s.round(longer);
+    }
+    assert!(s.cc.queueing_delay() >= BASE_RTT - ms(5));
+    for _ in 0..3 {
+        s.now += Duration::from_secs(61);
+        s.round(longer);
+    }
+    for _ in 0..4 {
+        s.round(longer);
+    }
+    assert!(s.cc.queueing_delay() < ms(5), "{:?}", s.cc.queueing_delay());
+}
+
+#[test]
+fn pacing_spreads_the_window_over_the_round_trip() {
+    let mut s = Script::new(steady());
+    s.round(BASE_RTT);
+    for _ in 0..5 {
+        s.round(BASE_RTT + above_target());
+    }
+    assert!(!s.cc.in_slow_start());
+    let period = s.cc.send_period().as_secs_f64();
+    let want = s.cc.rtt().as_secs_f64() / (PACING_GAIN * s.cc.window_pkts());
+    assert!((period - want).abs() < 1e-9, "{period} vs {want}");
+}
+
+#[test]
+fn config_setters_clamp() {
+    let mut config = LedbatConfig::default();
+    config
+        .target(Duration::from_secs(1))
+        .gain(5.0)
+        .base_history(0)
+        .current_filter(100)
+        .min_window_pkts(0.0);
+    assert_eq!(config.target_value(), ms(100));
+    assert_eq!(config.gain, 1.0);
+    assert_eq!(config.base_history, 1);
+    assert_eq!(config.current_filter, MAX_CURRENT_FILTER);
+    assert_eq!(config.min_window_value(), 1.0);
+    config.target(Duration::ZERO);
+    assert_eq!(config.target_value(), ms(1));
+}
+
+#[test]
+fn slowdowns_hold_the_minimum_then_ramp_back_and_space_out() {
+    let mut s = Script::new(LedbatConfig::default());
+    s.round(BASE_RTT);
+    while s.cc.in_slow_start() {
+        s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
+    }
+    // The first slowdown comes two round trips after slow start.
+    let exit = s.now;
+    let window = s.cc.window_pkts();
+    let restore = loop {
+        s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
+        if let LedbatPhase::Slowdown { restore, .. } = s.cc.phase() {
+            break restore;
+        }
+        assert!(s.now - exit <= (BASE_RTT * 2 + LedbatConfig::DEFAULT_TARGET) * 3);
+    };
+    assert!(
+        (restore - window).abs() <= window / 2.0,
+        "{restore} vs {window}"
+    );
+    assert_eq!(
+        s.cc.window_pkts(),
+        LedbatConfig::default().min_window_value()
+    );
+    // The queue drains; after the hold, a ramp at TCP's gain back to the old window.
+    let began = s.now;
+    while !s.cc.in_slow_start() {
+        s.round(BASE_RTT);
+        if !s.cc.in_slow_start() {
+            assert_eq!(
+                s.cc.window_pkts(),
+                LedbatConfig::default().min_window_value()
+            );
+        }
+    }
+    assert!(s.now - began >= BASE_RTT * SLOWDOWN_ROUNDS);
+    while s.cc.in_slow_start() {
+        let before = s.cc.window_pkts();
+        s.round(BASE_RTT);
+        assert!(s.cc.window_pkts() <= before * 2.0);
+    }
+    assert!(s.cc.window_pkts() >= restore);
+    // The next one is nine slowdown-lengths later.
+    let length = s.now - began;
+    let ended = s.now;
+    while !matches!(s.cc.phase(), LedbatPhase::Slowdown { .. }) {
+        s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
+    }
+    let gap = s.now - ended;
+    assert!(
+        gap >= length * SLOWDOWN_SPACING,
+        "{gap:?} after a {length:?} slowdown"
+    );
+    assert!(gap <= length * SLOWDOWN_SPACING + BASE_RTT * 2, "{gap:?}");
+}
