@@ -267,39 +267,47 @@ fn yield_time(scavenger: &[u64], alone: &[u64]) -> Option<Duration> {
 fn ledbat_yields_to_native_and_model_and_takes_the_link_back() {
     let native: Arc<dyn ControllerFactory> = Arc::new(NativeFactory::default());
     let model: Arc<dyn ControllerFactory> = Arc::new(ModelFactory::default());
-    // (name, controller, most LEDBAT may take while it runs, least the other keeps of its
-    // alone delivery, longest yield time). Across seeds 2-7 native kept 87-97% and five of
-    // six yielded in 12-14 RTTs (one in 4 s); model kept 71-87% with LEDBAT at 4-18%.
+    // (name, controller, seeds, most LEDBAT may take while it runs, least the other keeps of
+    // its alone delivery, longest median yield time). The yield time beside native is
+    // bimodal over seeds (0.6 s in four of seeds 2-7, 3.3 s in two), so its median over five
+    // seeds is what is asserted, with every seed within 5 s. Model kept 85-88% with LEDBAT
+    // at 6-7% over seeds 3-7.
     let cases = [
-        ("native", native, 0.15, 0.85, Some(RTT * 20)),
-        ("model", model, 0.2, 0.7, None),
+        ("native", native, 2..=6u64, 0.15, 0.85, Some(RTT * 20)),
+        ("model", model, 2..=2u64, 0.2, 0.7, None),
     ];
-    for (name, cc, most, least_kept, longest) in cases {
-        let y = beside(&cc, 2);
-        println!(
-            "ledbat beside {name}: ledbat before {:.1}%, during {:.1}%, after {:.1}% of the \
-             link; {name} kept {:.1}% of its alone delivery ({:.1}% in its first second), \
-             yield time {:?}",
-            y.before * 100.0,
-            y.during * 100.0,
-            y.after * 100.0,
-            y.other_kept * 100.0,
-            y.other_kept_first * 100.0,
-            y.yield_time,
-        );
-        assert!(y.before >= 0.9, "{name}: before {:.3}", y.before);
-        assert!(y.during <= most, "{name}: during {:.3}", y.during);
-        assert!(y.after >= 0.8, "{name}: after {:.3}", y.after);
-        assert!(
-            y.other_kept >= least_kept,
-            "{name}: kept {:.3}",
-            y.other_kept
-        );
-        if let Some(longest) = longest {
-            let time = y.yield_time;
+    for (name, cc, seeds, most, least_kept, longest) in cases {
+        let mut times = Vec::new();
+        for seed in seeds {
+            let y = beside(&cc, seed);
+            println!(
+                "ledbat beside {name}, seed {seed}: ledbat before {:.1}%, during {:.1}%, after \
+                 {:.1}% of the link; {name} kept {:.1}% of its alone delivery ({:.1}% in its \
+                 first second), yield time {:?}",
+                y.before * 100.0,
+                y.during * 100.0,
+                y.after * 100.0,
+                y.other_kept * 100.0,
+                y.other_kept_first * 100.0,
+                y.yield_time,
+            );
+            assert!(y.before >= 0.9, "{name}: before {:.3}", y.before);
+            assert!(y.during <= most, "{name}: during {:.3}", y.during);
+            assert!(y.after >= 0.8, "{name}: after {:.3}", y.after);
             assert!(
-                time.is_some_and(|t| t <= longest),
-                "{name}: yield time {time:?}"
+                y.other_kept >= least_kept,
+                "{name}: kept {:.3}",
+                y.other_kept
+            );
+            times.push(y.yield_time.unwrap_or(Duration::MAX));
+        }
+        if let Some(longest) = longest {
+            times.sort();
+            let median = times[times.len() / 2];
+            assert!(median <= longest, "{name}: yield times {times:?}");
+            assert!(
+                times.iter().all(|t| *t <= secs(5)),
+                "{name}: yield times {times:?}"
             );
         }
     }
