@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# CPU per byte at paced rates (issue 13): one flow at a time between two network namespaces
+# joined by a veth pair with `tbf` at RATE on both ends (scripts/lib/shaped.sh; no emulator
+# in the path), SECONDS each, REPS alternating rounds, for
+#   ours (native), ours (model)        `udt perf --json`: goodput at the receiver, CPU of both ends
+#   TCP bbr, TCP cubic                 `udt perf --proto tcp --cc ...` (kernel TCP, its buffers
+#                                      autotuned), the same report
+#   libudt 4.11                        the interop peers (`udt_server --recv --bench`,
+#                                      `udt_client --send --bench`), their getrusage figures
+# and prints, per rate, goodput and CPU-s per GiB received (sender + receiver), medians over
+# the rounds, plus ours against TCP bbr and libudt measured in the same rounds. UDT_BASE=PATH
+# adds the same two rows for another `udt` binary (say, a build of an older commit), so a
+# change can be shown before/after in one run. Root; each flow holds /tmp/udt-bench.lock.
+#
+#   scripts/bench-paced.sh [REPS=3] [SECONDS=10] [RATES="45mbit 200mbit 1gbit"]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPS=${1:-3}
+SECS=${2:-10}
+RATES=${3:-45mbit 200mbit 1gbit}
+[ "$(id -u)" = 0 ] || { echo "bench-paced.sh: needs root (network namespaces)" >&2; exit 2; }
+TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
+cargo build --release -q -p udt-cli
+cargo build -q -p udt-interop
+UDT="$TARGET/release/udt"
+PEERS="$TARGET/interop"
+[ -x "$PEERS/udt_server" ] || { echo "bench-paced.sh: no libudt peers in $PEERS (cargo test -p udt-interop builds them)" >&2; exit 2; }
+OUT=$(mktemp -d)
+NS_A=udt-paced-a-$$
+NS_B=udt-paced-b-$$
+cleanup() {
+  ip netns del "$NS_A" 2>/dev/null || true
+  ip netns del "$NS_B" 2>/dev/null || true
+  rm -rf "$OUT"
+}
+trap cleanup EXIT
+# shellcheck source=lib/shaped.sh
+source scripts/lib/shaped.sh
+HOST=10.78.0.1
+PORT=15700
+
+# perf_flow NAME BINARY ARGS...: one `udt perf` flow, its JSON report in $OUT/NAME.json
+perf_flow() {
+  local name=$1 bin=$2
+  shift 2
+  ip netns exec "$NS_A" "$bin" perf -s -1 -B "$HOST" -p "$PORT" >/dev/null 2>&1 &
+  local server=$!
+  sleep 0.3
+  ip netns exec "$NS_B" "$bin" perf -c "$HOST" -p "$PORT" -t "$SECS" --json "$@" >"$OUT/$name.json" 2>/dev/null || true
+  wait "$server" || true
+}
+
+# libudt_flow NAME: one libudt flow, the two result lines in $OUT/NAME.{server,client}
+libudt_flow() {
+  ip netns exec "$NS_A" "$PEERS/udt_server" --bind "$HOST" --port "$PORT" --recv --bench >"$OUT/$1.server" 2>&1 &
+  local server=$!
+  sleep 0.3
+  ip netns exec "$NS_B" "$PEERS/udt_client" --connect "$HOST:$PORT" --send --bench --seconds "$SECS" >"$OUT/$1.client" 2>&1 || true
+  wait "$server" || true
+}
+
+FLOWS=("ours-native" "ours-model" "tcp-bbr" "tcp-cubic" "libudt")
+[ -n "${UDT_BASE:-}" ] && FLOWS+=("base-native" "base-model")
+for rate in $RATES; do
+  ip netns del "$NS_A" 2>/dev/null || true
+  ip netns del "$NS_B" 2>/dev/null || true
+  shaped_pair "$NS_A" "$NS_B" 10.78.0 "$rate"
+  for rep in $(seq "$REPS"); do
+    for flow in "${FLOWS[@]}"; do
+      name="$rate.$flow.$rep"
+      exec 9>/tmp/udt-bench.lock
+      flock 9
+      case $flow in
+        ours-*) perf_flow "$name" "$UDT" --cc "${flow#ours-}" ;;
+        base-*) perf_flow "$name" "$UDT_BASE" --cc "${flow#base-}" ;;
+        tcp-*) perf_flow "$name" "$UDT" --proto tcp --cc "${flow#tcp-}" ;;
+        libudt) libudt_flow "$name" ;;
+      esac
+      flock -u 9
+      echo "$rate round $rep: $flow done" >&2
+    done
+  done
+done
+
+python3 - "$OUT" "$REPS" "$RATES" "${FLOWS[@]}" <<'PY'
+import json, statistics, sys
+out, reps, rates, flows = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
+GIB = 2 ** 30
+LABEL = {"ours-native": "ours (native)", "ours-model": "ours (model)", "tcp-bbr": "TCP bbr",
+         "tcp-cubic": "TCP cubic", "libudt": "libudt 4.11", "base-native": "base (native)",
+         "base-model": "base (model)"}
+
+def result_line(path):
+    for line in open(path, errors="replace"):
+        if '"event":"result"' in line:
+            return json.loads(line)
+    return None
+
+def measure(name, flow):
+    """(goodput bit/s, CPU-s per GiB received) of one flow, or None if it failed."""
+    try:
+        if flow == "libudt":
+            s, c = result_line(f"{out}/{name}.server"), result_line(f"{out}/{name}.client")
+            if not s or not c or s["bytes"] == 0:
+                return None
+            cpu = s["cpu_user"] + s["cpu_sys"] + c["cpu_user"] + c["cpu_sys"]
+            return s["bytes"] * 8 / s["seconds"], cpu / (s["bytes"] / GIB)
+        j = json.load(open(f"{out}/{name}.json"))
+        cpu = j["sender_cpu_seconds"] + j["receiver_cpu_seconds"]
+        return j["goodput_bps"], cpu / (j["bytes"] / GIB)
+    except (OSError, ValueError, KeyError, ZeroDivisionError):
+        return None
+
+print(f"veth + tbf, one flow of each kind per round, medians of {reps} rounds")
+print()
+print("| rate | flow | goodput Mbit/s | CPU-s/GiB (both ends) | runs (CPU-s/GiB) |")
+print("|---|---|---|---|---|")
+summary = []
+for rate in rates:
+    med = {}
+    for flow in flows:
+        runs = [measure(f"{rate}.{flow}.{r}", flow) for r in range(1, reps + 1)]
+        ok = [x for x in runs if x]
+        if not ok:
+            print(f"| {rate} | {LABEL[flow]} | failed | | |")
+            continue
+        g = statistics.median(x[0] for x in ok) / 1e6
+        c = statistics.median(x[1] for x in ok)
+        med[flow] = c
+        cells = ", ".join(f"{x[1]:.1f}" if x else "failed" for x in runs)
+        print(f"| {rate} | {LABEL[flow]} | {g:.1f} | {c:.2f} | {cells} |")
+    for ours in ("ours-native", "ours-model"):
+        if ours in med and "tcp-bbr" in med and "libudt" in med:
+            summary.append(f"{rate} {LABEL[ours]}: {med[ours] / med['tcp-bbr']:.1f}x TCP bbr's "
+                           f"CPU per GiB, {med[ours] / med['libudt']:.2f}x libudt's")
+print()
+for line in summary:
+    print(f"- {line}")
+PY
