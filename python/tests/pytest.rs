@@ -1,8 +1,9 @@
-//! Runs the Python package's pytest suite (`tests/test_udt.py`) from `cargo test`: the
-//! extension cargo just built (`lib_udt.so`) and `udt/*.py` are laid out as the package a
-//! wheel installs, in a temporary directory on `PYTHONPATH`, and pytest runs with the
-//! virtual environment `scripts/setup.sh` made (`$UDT_PY_VENV`, default
-//! `~/.cache/udt/py-venv`). A `udt serve` daemon for the copy tests runs in this process.
+//! Runs the Python package's pytest suite (`tests/test_udt.py`) from `cargo test`: maturin
+//! builds the wheel (dev profile, reusing cargo's target directory), pip installs it into a
+//! temporary directory on `PYTHONPATH`, and pytest runs with the virtual environment
+//! `scripts/setup.sh` made (`$UDT_PY_VENV`, default `~/.cache/udt/py-venv`), so the wheel's
+//! contents (the extension, `_io.py`, stubs) are what is tested. A `udt serve` daemon for
+//! the copy tests runs in this process.
 //!
 //! Skipped, with a message, only where there is no `python3` at all.
 
@@ -31,25 +32,59 @@ fn have_python3() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// `udt/` as installed: the Python sources plus the extension under its import name.
-fn lay_out_package(dir: &Path) -> PathBuf {
+/// cargo's target directory: this test binary is `<target>/<profile>/deps/pytest-HASH`.
+fn target_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
-    let deps = exe.parent().expect("deps dir");
-    let built = [deps, deps.parent().unwrap_or(deps)]
-        .into_iter()
-        .map(|d| d.join("lib_udt.so"))
-        .find(|p| p.exists())
-        .unwrap_or_else(|| panic!("lib_udt.so not found near {}", exe.display()));
-    let package = dir.join("udt");
-    std::fs::create_dir(&package).expect("mkdir udt");
-    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("udt");
-    for entry in std::fs::read_dir(&sources).expect("python/udt") {
-        let path = entry.expect("dir entry").path();
-        let name = path.file_name().expect("file name");
-        std::fs::copy(&path, package.join(name)).expect("copy a package file");
+    exe.ancestors()
+        .nth(3)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| panic!("no target directory above {}", exe.display()))
+}
+
+/// Build the wheel with maturin (dev profile, in cargo's target directory so the workspace's
+/// compiled dependencies are reused) and install it into `site` with pip, offline.
+fn build_and_install_wheel(venv_bin: &Path, work: &Path) -> PathBuf {
+    let wheels = work.join("wheels");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let mut maturin = Command::new(venv_bin.join("maturin"));
+    // cargo's variables for this test (CARGO_MANIFEST_DIR...) would leak into build scripts
+    // that watch them (ring's) and rebuild half the workspace.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy().into_owned();
+        if name.starts_with("CARGO_") && name != "CARGO_HOME" || name == "OUT_DIR" {
+            maturin.env_remove(name);
+        }
     }
-    std::fs::copy(built, package.join("_udt.abi3.so")).expect("copy the extension");
-    dir.to_path_buf()
+    let status = maturin
+        .args(["build", "--quiet", "--profile", "dev", "-m"])
+        .arg(&manifest)
+        .arg("-o")
+        .arg(&wheels)
+        .arg("-i")
+        .arg(venv_bin.join("python"))
+        .env("CARGO_TARGET_DIR", target_dir())
+        .status()
+        .expect("run maturin (scripts/setup.sh installs it into the venv)");
+    assert!(status.success(), "maturin build failed");
+    let wheel = std::fs::read_dir(&wheels)
+        .expect("maturin's output directory")
+        .map(|e| e.expect("dir entry").path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .expect("maturin built a wheel");
+    let site = work.join("site");
+    let status = Command::new(venv_bin.join("python"))
+        .args(["-m", "pip", "install", "--quiet", "--no-index", "--no-deps"])
+        .args(["--disable-pip-version-check", "--target"])
+        .arg(&site)
+        .arg(&wheel)
+        .status()
+        .expect("run pip");
+    assert!(
+        status.success(),
+        "pip could not install {}",
+        wheel.display()
+    );
+    site
 }
 
 /// `udt serve` on 127.0.0.1 in a background thread (it lives until the test process ends).
@@ -95,9 +130,10 @@ fn pytest_suite_passes() {
         "{} missing: run scripts/setup.sh (it makes the venv with pytest and maturin)",
         python.display()
     );
-    let site = tempfile::tempdir().expect("temp dir");
+    let work = tempfile::tempdir().expect("temp dir");
     let root = tempfile::tempdir().expect("temp dir");
-    let package_dir = lay_out_package(site.path());
+    let venv_bin = python.parent().expect("the venv's bin directory");
+    let package_dir = build_and_install_wheel(venv_bin, work.path());
     let port = start_daemon(root.path());
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let output = Command::new(&python)
