@@ -1,4 +1,4 @@
-//! Status codes, the calling thread's last error, and [`guard`], the wrapper every exported
+//! Status codes, the calling thread's last error, and `guard`, the wrapper every exported
 //! function runs its body in.
 //!
 //! C has no exceptions and a Rust panic must not unwind into C (undefined behaviour), so each
