@@ -3,7 +3,6 @@
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use pyo3::create_exception;
@@ -12,8 +11,8 @@ use pyo3::exceptions::{
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use udt_cli::copy::{CopyError as LibError, CopyOptions};
-use udt_cli::transfer::{ErrorCode, Observer};
+use udt_cli::copy::{CopyError as LibError, CopyOptions, Progress};
+use udt_cli::transfer::ErrorCode;
 
 create_exception!(
     udt,
@@ -46,48 +45,14 @@ fn python_error(err: LibError) -> PyErr {
     }
 }
 
-/// The Python callable as an [`Observer`]: called with the GIL, one call at a time; the first
-/// exception it raises stops further calls and is raised by `copy` at the end.
-struct Progress {
-    callback: Option<Py<PyAny>>,
-    done: AtomicU64,
-    total: AtomicU64,
-    failed: Mutex<Option<PyErr>>,
-}
-
-impl Progress {
-    fn advance(&self, bytes: u64) {
-        let done = self.done.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        self.report(done);
-    }
-
-    fn report(&self, done: u64) {
-        let Some(callback) = &self.callback else {
-            return;
-        };
-        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
-        if failed.is_some() {
-            return;
-        }
-        let total = self.total.load(Ordering::Relaxed);
+/// Call the Python callable with the GIL; its first exception stops further calls and is
+/// kept for `copy` to raise at the end.
+fn call_back(callback: &Py<PyAny>, failed: &Mutex<Option<PyErr>>, done: u64, total: u64) {
+    let mut failed = failed.lock().unwrap_or_else(|p| p.into_inner());
+    if failed.is_none() {
         if let Err(err) = Python::attach(|py| callback.call1(py, (done, total)).map(drop)) {
             *failed = Some(err);
         }
-    }
-}
-
-impl Observer for Progress {
-    fn start(&self, _files: u64, bytes: u64) {
-        self.total.store(bytes, Ordering::Relaxed);
-        self.report(self.done.load(Ordering::Relaxed));
-    }
-
-    fn resumed(&self, bytes: u64) {
-        self.advance(bytes);
-    }
-
-    fn progress(&self, bytes: u64) {
-        self.advance(bytes);
     }
 }
 
@@ -125,19 +90,15 @@ pub(crate) fn copy<'py>(
     if let Some(cc) = cc {
         options.cc = cc;
     }
-    let observer = Progress {
-        callback: progress,
-        done: AtomicU64::new(0),
-        total: AtomicU64::new(0),
-        failed: Mutex::new(None),
-    };
+    let failed = Mutex::new(None);
+    let observer = Progress::new(|done, total| {
+        if let Some(callback) = &progress {
+            call_back(callback, &failed, done, total);
+        }
+    });
     let (src, dst): (&OsStr, &OsStr) = (src.as_os_str(), dst.as_os_str());
     let result = py.detach(|| udt_cli::copy::copy(src, dst, &options, &observer));
-    if let Some(err) = observer
-        .failed
-        .into_inner()
-        .unwrap_or_else(|p| p.into_inner())
-    {
+    if let Some(err) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(err);
     }
     let summary = result.map_err(python_error)?;

@@ -3,11 +3,10 @@
 
 use std::ffi::{c_char, c_void, OsStr};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use udt_cli::copy::{copy, CopyOptions};
-use udt_cli::transfer::{Observer, Summary};
+use udt_cli::copy::{copy, CopyOptions, Progress};
+use udt_cli::transfer::Summary;
 
 use crate::error::{status, Error};
 use crate::strings::{c_str, c_str_opt};
@@ -94,7 +93,8 @@ pub unsafe extern "C" fn udtc_copy(
             Some(o) => unsafe { copy_options(o) }?,
             None => CopyOptions::default(),
         };
-        let observer = Progress::new(progress, user);
+        let callback = Mutex::new((progress, UserData(user)));
+        let observer = Progress::new(|done, total| call_back(&callback, done, total));
         let done = copy(OsStr::new(src), OsStr::new(dst), &options, &observer)?;
         // SAFETY: as promised by our caller.
         if let Some(out) = unsafe { summary.as_mut() } {
@@ -138,55 +138,18 @@ fn summary_of(s: &Summary) -> UdtcCopySummary {
     }
 }
 
-/// The C callback as an [`Observer`]: totals kept here, calls serialised by a lock.
-struct Progress {
-    callback: Mutex<(UdtcProgressFn, UserData)>,
-    done: AtomicU64,
-    total: AtomicU64,
-}
-
 /// The caller's `user` pointer, handed back untouched.
 struct UserData(*mut c_void);
 
 // SAFETY: we never dereference the pointer; udtc_copy's contract lets the callback receive it
-// on the transfer's threads, and the mutex makes the calls one at a time.
+// on the transfer's threads, and a mutex makes the calls one at a time.
 unsafe impl Send for UserData {}
 
-impl Progress {
-    fn new(callback: UdtcProgressFn, user: *mut c_void) -> Self {
-        Self {
-            callback: Mutex::new((callback, UserData(user))),
-            done: AtomicU64::new(0),
-            total: AtomicU64::new(0),
-        }
-    }
-
-    fn advance(&self, bytes: u64) {
-        let done = self.done.fetch_add(bytes, Ordering::Relaxed) + bytes;
-        self.report(done);
-    }
-
-    fn report(&self, done: u64) {
-        let total = self.total.load(Ordering::Relaxed);
-        let guard = self.callback.lock().unwrap_or_else(|p| p.into_inner());
-        if let (Some(callback), user) = (guard.0, &guard.1) {
-            // SAFETY: the caller of udtc_copy supplied this function for these arguments.
-            unsafe { callback(user.0, done, total) };
-        }
-    }
-}
-
-impl Observer for Progress {
-    fn start(&self, _files: u64, bytes: u64) {
-        self.total.store(bytes, Ordering::Relaxed);
-        self.report(self.done.load(Ordering::Relaxed));
-    }
-
-    fn resumed(&self, bytes: u64) {
-        self.advance(bytes);
-    }
-
-    fn progress(&self, bytes: u64) {
-        self.advance(bytes);
+/// The C callback, called one at a time (the transfer's threads may report concurrently).
+fn call_back(callback: &Mutex<(UdtcProgressFn, UserData)>, done: u64, total: u64) {
+    let guard = callback.lock().unwrap_or_else(|p| p.into_inner());
+    if let (Some(function), user) = (guard.0, &guard.1) {
+        // SAFETY: the caller of udtc_copy supplied this function for these arguments.
+        unsafe { function(user.0, done, total) };
     }
 }

@@ -9,6 +9,7 @@
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -101,6 +102,46 @@ impl CopyError {
             },
             None => Self::Other(message),
         }
+    }
+}
+
+/// An [`Observer`] that reports `(done, total)` bytes of file data to a function, resumed
+/// bytes counting as done: the bindings' progress callbacks.
+#[derive(Debug)]
+pub struct Progress<F> {
+    report: F,
+    done: AtomicU64,
+    total: AtomicU64,
+}
+
+impl<F: Fn(u64, u64) + Sync> Progress<F> {
+    /// Call `report(done, total)` as the copy starts and as bytes move.
+    pub fn new(report: F) -> Self {
+        Self {
+            report,
+            done: AtomicU64::new(0),
+            total: AtomicU64::new(0),
+        }
+    }
+
+    fn advance(&self, bytes: u64) {
+        let done = self.done.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        (self.report)(done, self.total.load(Ordering::Relaxed));
+    }
+}
+
+impl<F: Fn(u64, u64) + Sync> Observer for Progress<F> {
+    fn start(&self, _files: u64, bytes: u64) {
+        self.total.store(bytes, Ordering::Relaxed);
+        (self.report)(self.done.load(Ordering::Relaxed), bytes);
+    }
+
+    fn resumed(&self, bytes: u64) {
+        self.advance(bytes);
+    }
+
+    fn progress(&self, bytes: u64) {
+        self.advance(bytes);
     }
 }
 
@@ -324,6 +365,16 @@ mod tests {
             matches!(err, CopyError::Usage(ref m) if m.contains("SSH")),
             "{err}"
         );
+    }
+
+    #[test]
+    fn progress_counts_resumed_and_moved_bytes_against_the_total() {
+        let seen = std::sync::Mutex::new(Vec::new());
+        let progress = Progress::new(|done, total| seen.lock().unwrap().push((done, total)));
+        progress.start(2, 100);
+        progress.resumed(30);
+        progress.progress(70);
+        assert_eq!(*seen.lock().unwrap(), [(0, 100), (30, 100), (100, 100)]);
     }
 
     #[test]
