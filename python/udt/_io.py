@@ -8,13 +8,16 @@ open, as with ``socket.makefile``.
 from __future__ import annotations
 
 import io
-from typing import IO, Any, Optional
+from typing import IO, TYPE_CHECKING, Any, Optional, cast
+
+if TYPE_CHECKING:
+    from ._udt import Socket
 
 
 class SocketIO(io.RawIOBase):
     """Raw I/O over a ``udt.Socket``."""
 
-    def __init__(self, sock: Any, mode: str) -> None:
+    def __init__(self, sock: "Socket", mode: str) -> None:
         super().__init__()
         self._sock = sock
         self._reading = "r" in mode
@@ -37,7 +40,7 @@ class SocketIO(io.RawIOBase):
 
 
 def makefile(
-    sock: Any,
+    sock: "Socket",
     mode: str = "r",
     buffering: Optional[int] = None,
     encoding: Optional[str] = None,
@@ -56,7 +59,7 @@ def makefile(
     if buffering == 0:
         if not binary:
             raise ValueError("unbuffered streams must be binary")
-        return raw
+        return cast(IO[Any], raw)
     buffer: Any
     if reading and writing:
         buffer = io.BufferedRWPair(raw, raw, buffering)
@@ -65,7 +68,7 @@ def makefile(
     else:
         buffer = io.BufferedWriter(raw, buffering)
     if binary:
-        return buffer
+        return cast(IO[Any], buffer)
     text = io.TextIOWrapper(buffer, encoding, errors, newline)
     text.mode = mode  # type: ignore[misc]
     return text
