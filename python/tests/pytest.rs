@@ -7,6 +7,7 @@
 //!
 //! Skipped, with a message, only where there is no `python3` at all.
 
+use std::io::Write;
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -121,7 +122,11 @@ fn start_daemon(root: &Path) -> u16 {
 #[test]
 fn pytest_suite_passes() {
     if !have_python3() {
-        eprintln!("SKIPPED: python3 is not installed; the Python package's tests did not run");
+        // Straight to stderr, past the test harness's capture, so the skip shows in CI logs.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED python/tests: python3 is not installed, the Python package's tests did not run"
+        );
         return;
     }
     let python = venv_python();
