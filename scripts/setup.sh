@@ -45,7 +45,7 @@ rustup component add rustfmt clippy >/dev/null 2>&1 || true
 # The Python package's build and test tools, from PyPI into a venv of their own (no system
 # pip, no PEP 668 trouble): pytest for python/tests (python/tests/pytest.rs looks here),
 # maturin to build the wheel. UDT_PY_VENV overrides where.
-py_venv="${UDT_PY_VENV:-$HOME/.cache/udt/py-venv}"
+py_venv="${UDT_PY_VENV:-${HOME:-/root}/.cache/udt/py-venv}"
 if [ ! -x "$py_venv/bin/python" ]; then
   python3 -m venv "$py_venv"
 fi
