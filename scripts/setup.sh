@@ -26,6 +26,12 @@ need_apt=()
 for pkg in build-essential pkg-config libudt-dev g++ iproute2 openssh-server openssh-client; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
+# python3 with venv/ensurepip: the Python package's tests (python/tests, run by cargo test).
+if ! command -v python3 >/dev/null 2>&1; then
+  need_apt+=(python3 python3-venv)
+elif ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  dpkg -s python3-venv >/dev/null 2>&1 || need_apt+=(python3-venv)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}"
@@ -36,6 +42,20 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+# The Python package's build and test tools, from PyPI into a venv of their own (no system
+# pip, no PEP 668 trouble): pytest for python/tests (python/tests/pytest.rs looks here),
+# maturin to build the wheel. UDT_PY_VENV overrides where.
+py_venv="${UDT_PY_VENV:-${HOME:-/root}/.cache/udt/py-venv}"
+if [ ! -x "$py_venv/bin/python" ]; then
+  python3 -m venv "$py_venv"
+fi
+if ! "$py_venv/bin/python" -c 'import pytest' >/dev/null 2>&1 || [ ! -x "$py_venv/bin/maturin" ]; then
+  "$py_venv/bin/python" -m pip install -q --disable-pip-version-check 'pytest>=7,<10' 'maturin>=1.5,<2' || {
+    echo "setup: could not install pytest and maturin into $py_venv (pip)" >&2
+    exit 1
+  }
+fi
 
 # Fuzzing extras are best effort: where a toolchain cannot be downloaded, warn and go on
 # (scripts/fuzz-replay.sh then skips; `cargo test` still replays the seeds on stable).

@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod copy;
 #[cfg(any(fuzzing, test))]
 #[doc(hidden)]
 pub mod fuzzing;

@@ -2,29 +2,24 @@
 //! [`crate::ssh`]), `udt://host[:port]/path` from a `udt serve` daemon (see `operand`).
 //!
 //! Exactly one side is remote: `udt cp SRC... host:DST` uploads, `udt cp host:SRC... DST`
-//! downloads. The transfer itself is [`crate::transfer::session`]; this module parses
-//! operands, connects, and reports (a progress bar on a terminal, a summary line, or
+//! downloads. The daemon form is [`crate::copy`] (a library call the bindings share), SSH
+//! is [`crate::ssh`]; this module parses operands and reports (a progress bar on a terminal, a summary line, or
 //! `--json` events, one object per line on stdout).
 
 mod operand;
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::io::IsTerminal;
-use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
-use udt::{SocketOptions, UdtStream};
+use udt::SocketOptions;
 
-use super::keygen::{config_dir, default_key_file};
-use crate::secure::{handshake, KeyPair, KnownServers, Pinned};
-use crate::transfer::legacy;
-use crate::transfer::manifest::Manifest;
+use crate::copy::{copy_operands, CopyOptions};
 use crate::transfer::paths::RelPath;
 use crate::transfer::receiver::ReceiveOptions;
-use crate::transfer::session::{download, upload};
 use crate::transfer::{Observer, Summary, TransferError};
 use crate::UsageError;
 pub use operand::{Operand, SshOperand};
@@ -209,184 +204,37 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     }
 }
 
-/// Pick the direction and run it.
+/// Pick the direction and run it: over SSH here, with a daemon in [`crate::copy`].
 fn dispatch(
     args: &Args,
     srcs: &[Operand],
     dst: &Operand,
     reporter: &Reporter,
 ) -> anyhow::Result<Summary> {
-    let opts = ReceiveOptions::new(args.force, args.resume);
-    let all_local = srcs.iter().all(|s| matches!(s, Operand::Local(_)));
     if srcs.iter().chain([dst]).any(Operand::is_ssh) {
+        let opts = ReceiveOptions::new(args.force, args.resume);
         return crate::ssh::client::copy(args, srcs, dst, opts, reporter);
     }
-    match dst {
-        Operand::Remote { host, port, path } if all_local => {
-            if args.legacy {
-                return Err(UsageError("--legacy only downloads (host:file dst)".into()).into());
-            }
-            let manifest = local_manifest(srcs, args.recursive)?;
-            let dest = RelPath::parse_request(path)?;
-            let stream = connect(host, *port, args)?;
-            finish(stream, |s| upload(s, &manifest, dest, opts, reporter))
-        }
-        Operand::Local(dest) => {
-            let (host, port, paths) = remote_sources(srcs)?;
-            if args.legacy {
-                return legacy_download(args, &host, port, &paths, dest, reporter);
-            }
-            let paths = paths
-                .iter()
-                .map(|p| request_path(p))
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            let stream = connect(&host, port, args)?;
-            finish(stream, |s| {
-                download(s, paths, args.recursive, dest, opts, reporter)
-            })
-        }
-        Operand::Remote { .. } | Operand::Ssh(_) => Err(UsageError(
-            "copy either local sources to host:dst or host:sources to a local dst".into(),
-        )
-        .into()),
-    }
+    copy_operands(srcs, dst, &args.copy_options()?, reporter)
 }
 
-fn legacy_download(
-    args: &Args,
-    host: &str,
-    port: Option<u16>,
-    paths: &[Vec<u8>],
-    dest: &Path,
-    reporter: &Reporter,
-) -> anyhow::Result<Summary> {
-    let [name] = paths else {
-        return Err(UsageError("--legacy fetches exactly one file".into()).into());
-    };
-    if args.recursive || args.resume {
-        return Err(UsageError("--legacy supports neither -r nor --resume".into()).into());
+impl Args {
+    /// The daemon-related flags, for [`crate::copy`].
+    fn copy_options(&self) -> Result<CopyOptions, UsageError> {
+        Ok(CopyOptions {
+            recursive: self.recursive,
+            resume: self.resume,
+            force: self.force,
+            cc: self.controller()?.to_string(),
+            max_bandwidth: self.max_bandwidth()?,
+            port: self.port,
+            key: self.key.clone(),
+            known_servers: self.known_servers.clone(),
+            insecure: self.insecure,
+            legacy: self.legacy,
+            quiet: self.quiet,
+        })
     }
-    let name = std::str::from_utf8(name).context("--legacy file names must be UTF-8")?;
-    let stream = connect(host, port, args)?;
-    finish(stream, |s| {
-        legacy::fetch(s, name, dest, args.force, reporter)
-    })
-}
-
-/// Run `transfer` on `stream`, then close it (waiting for the last bytes to be acknowledged).
-pub(crate) fn finish(
-    stream: UdtStream,
-    transfer: impl FnOnce(&UdtStream) -> Result<Summary, TransferError>,
-) -> anyhow::Result<Summary> {
-    let result = transfer(&stream);
-    let closed = stream.close();
-    let summary = result?;
-    closed.context("closing the connection")?;
-    Ok(summary)
-}
-
-fn connect(host: &str, port: Option<u16>, args: &Args) -> anyhow::Result<UdtStream> {
-    let port = port.or(args.port).unwrap_or(DEFAULT_DAEMON_PORT);
-    let key = if args.legacy { None } else { client_key(args)? };
-    let mut options = transfer_options(args.controller()?, args.max_bandwidth()?)?;
-    options.set_protect_later(key.is_some());
-    let stream = UdtStream::connect_with((host, port), options)
-        .with_context(|| format!("connecting to {host}:{port}"))?;
-    if let Some(key) = key {
-        authenticate(&stream, &key, &format!("{host}:{port}"), args)?;
-    }
-    Ok(stream)
-}
-
-/// The key to present to daemons: `--key`, else the default one if it exists.
-fn client_key(args: &Args) -> anyhow::Result<Option<KeyPair>> {
-    if args.insecure {
-        return Ok(None);
-    }
-    match &args.key {
-        Some(file) => KeyPair::load(file).map(Some).context("--key"),
-        None => {
-            let file = default_key_file()?;
-            if file.exists() {
-                KeyPair::load(&file).map(Some)
-            } else {
-                Ok(None)
-            }
-        }
-    }
-}
-
-/// The keyed session's handshake, then the server's key checked against the pinned one.
-fn authenticate(
-    stream: &UdtStream,
-    key: &KeyPair,
-    server: &str,
-    args: &Args,
-) -> anyhow::Result<()> {
-    let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(30)));
-    let server_key = handshake::client(stream, key).with_context(|| {
-        format!("authenticating with {server} (a server without keys refuses keyed clients: --insecure)")
-    })?;
-    let _ = stream.set_read_timeout(None);
-    let known = match &args.known_servers {
-        Some(file) => KnownServers::new(file.clone()),
-        None => KnownServers::new(config_dir()?.join("known_servers")),
-    };
-    if known.check(server, &server_key)? == Pinned::New && !args.quiet {
-        eprintln!(
-            "udt: first contact with {server}: pinned its key {server_key} in {}",
-            known.path().display()
-        );
-    }
-    Ok(())
-}
-
-/// All sources remote and on one host: the host and the paths.
-fn remote_sources(srcs: &[Operand]) -> anyhow::Result<(String, Option<u16>, Vec<Vec<u8>>)> {
-    let mut host_seen: Option<(&str, Option<u16>)> = None;
-    let mut paths = Vec::new();
-    for src in srcs {
-        let Operand::Remote { host, port, path } = src else {
-            return Err(UsageError(
-                "copy either local sources to host:dst or host:sources to a local dst".into(),
-            )
-            .into());
-        };
-        if host_seen.is_some_and(|seen| seen != (host, *port)) {
-            return Err(UsageError("all remote sources must be on the same host".into()).into());
-        }
-        host_seen = Some((host, *port));
-        paths.push(path.clone());
-    }
-    let (host, port) = host_seen.unwrap_or_default();
-    Ok((host.to_string(), port, paths))
-}
-
-fn request_path(path: &[u8]) -> anyhow::Result<RelPath> {
-    RelPath::parse_request(path)?.ok_or_else(|| {
-        UsageError("name a file or directory under the served root (host:path)".into()).into()
-    })
-}
-
-/// The manifest of local sources, each under its own name.
-pub(crate) fn local_manifest(srcs: &[Operand], recursive: bool) -> anyhow::Result<Manifest> {
-    let mut manifest = Manifest::default();
-    for src in srcs {
-        let Operand::Local(path) = src else {
-            continue; // dispatch checked that all are local
-        };
-        let name = match path.file_name() {
-            Some(n) => n.to_os_string(),
-            None => path
-                .canonicalize()
-                .with_context(|| path.display().to_string())?
-                .file_name()
-                .map(OsStr::to_os_string)
-                .with_context(|| format!("{}: has no name to copy under", path.display()))?,
-        };
-        manifest.add(path, RelPath::from_name(&name)?, recursive)?;
-    }
-    Ok(manifest)
 }
 
 /// One `--json` line.
