@@ -5,7 +5,8 @@
 //!   run unchanged on ours through `LD_LIBRARY_PATH`, talking to a peer on Debian's libudt;
 //! - the same peers on ours talking to the `udt` crate's native sockets.
 //!
-//! Our library is the cdylib cargo built for this test (`<target>/<profile>/libudt_libudt.so`),
+//! Our library is the cdylib cargo built for this test (`<target>/<profile>/libudt_libudt.so`,
+//! or in `deps/` when only `cargo test` ran),
 //! copied as `libudt.so.0` (and a `libudt.so` link for `-ludt`) into `<profile>/libudt/`.
 
 use std::io::{Read, Write};
@@ -33,8 +34,19 @@ fn our_lib_dir() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let profile = profile_dir();
-        let built = profile.join("libudt_libudt.so");
-        assert!(built.exists(), "cargo did not build {}", built.display());
+        // `cargo build` puts the cdylib in <profile>/; `cargo test` alone leaves it in deps/.
+        let built = [
+            profile.join("libudt_libudt.so"),
+            profile.join("deps/libudt_libudt.so"),
+        ]
+        .into_iter()
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            panic!(
+                "cargo did not build libudt_libudt.so in {}",
+                profile.display()
+            )
+        });
         let dir = profile.join("libudt");
         std::fs::create_dir_all(&dir).expect("create libudt dir");
         let so = dir.join("libudt.so.0");
