@@ -243,7 +243,7 @@ pub unsafe extern "C" fn udtr_getsockopt(
     optlen: *mut c_int,
 ) -> c_int {
     call(-1, || {
-        let opt = Opt::from_raw(optname).ok_or(Code::InvOp)?;
+        let opt = Opt::from_number(optname).ok_or(Code::InvOp)?;
         let value = calls::get_option(u, opt)?;
         if optval.is_null() || optlen.is_null() {
             return Err(Code::InvParam.into());
@@ -295,7 +295,7 @@ pub unsafe extern "C" fn udtr_setsockopt(
     optlen: c_int,
 ) -> c_int {
     call(-1, || {
-        let opt = Opt::from_raw(optname).ok_or(Code::InvOp)?;
+        let opt = Opt::from_number(optname).ok_or(Code::InvOp)?;
         if opt == Opt::Cc {
             return ok(calls::refuse_cc(u));
         }

@@ -23,83 +23,9 @@ const MIN_MSS: i32 = IP_UDP + 48;
 /// 4.11's minimum receive buffer and flow window, packets.
 const MIN_PKTS: i32 = 32;
 
-/// The 4.11 option numbers (`enum UDTOpt`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i32)]
-pub enum Opt {
-    /// UDT_MSS.
-    Mss = 0,
-    /// UDT_SNDSYN.
-    SndSyn,
-    /// UDT_RCVSYN.
-    RcvSyn,
-    /// UDT_CC.
-    Cc,
-    /// UDT_FC.
-    Fc,
-    /// UDT_SNDBUF.
-    SndBuf,
-    /// UDT_RCVBUF.
-    RcvBuf,
-    /// UDT_LINGER.
-    Linger,
-    /// UDP_SNDBUF.
-    UdpSndBuf,
-    /// UDP_RCVBUF.
-    UdpRcvBuf,
-    /// UDT_MAXMSG.
-    MaxMsg,
-    /// UDT_MSGTTL.
-    MsgTtl,
-    /// UDT_RENDEZVOUS.
-    Rendezvous,
-    /// UDT_SNDTIMEO.
-    SndTimeo,
-    /// UDT_RCVTIMEO.
-    RcvTimeo,
-    /// UDT_REUSEADDR.
-    ReuseAddr,
-    /// UDT_MAXBW.
-    MaxBw,
-    /// UDT_STATE.
-    State,
-    /// UDT_EVENT.
-    Event,
-    /// UDT_SNDDATA.
-    SndData,
-    /// UDT_RCVDATA.
-    RcvData,
-}
-
-impl Opt {
-    /// The option numbered `n`, if 4.11 has one.
-    pub fn from_raw(n: i32) -> Option<Self> {
-        const ALL: [Opt; 21] = [
-            Opt::Mss,
-            Opt::SndSyn,
-            Opt::RcvSyn,
-            Opt::Cc,
-            Opt::Fc,
-            Opt::SndBuf,
-            Opt::RcvBuf,
-            Opt::Linger,
-            Opt::UdpSndBuf,
-            Opt::UdpRcvBuf,
-            Opt::MaxMsg,
-            Opt::MsgTtl,
-            Opt::Rendezvous,
-            Opt::SndTimeo,
-            Opt::RcvTimeo,
-            Opt::ReuseAddr,
-            Opt::MaxBw,
-            Opt::State,
-            Opt::Event,
-            Opt::SndData,
-            Opt::RcvData,
-        ];
-        usize::try_from(n).ok().and_then(|i| ALL.get(i).copied())
-    }
-}
+/// The 4.11 option numbers (`enum UDTOpt`): the `udt` crate's own list, whose
+/// [`UdtOpt::from_number`](udt::UdtOpt::from_number) reads the C caller's `optname`.
+pub use udt::UdtOpt as Opt;
 
 /// An option value as the C caller passes it (`bool`, `int`, `int64_t`, `struct linger`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
