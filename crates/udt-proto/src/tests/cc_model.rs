@@ -514,3 +514,41 @@ fn retransmissions_follow_link_drops_on_a_short_path() {
         );
     }
 }
+
+/// Issue 12: 90% of the link within 2 s at 100 ms RTT (1 Gbit/s, BDP queue, no loss, default
+/// buffers). The time is when goodput over a 100 ms window first reaches 90% of the link.
+#[test]
+fn model_reaches_90_percent_within_2_s_at_100_ms() {
+    let link = gig(0.0, 100);
+    let flow = Flow {
+        rtt: Duration::from_millis(100),
+        cc: model(),
+        buffers: Buffers::Default,
+    };
+    let mut sim = Sim::new();
+    let (_, mut ends) = build(&mut sim, &[flow], link, 21);
+    let chunk = vec![0u8; 256 * 1024];
+    let mut rbuf = vec![0u8; 1 << 20];
+    let mut got = vec![0u64; 1];
+    let start = sim.now;
+    let window = Duration::from_millis(100);
+    let (mut next, mut last_got, mut reached) = (start + window, 0u64, None);
+    sim.run_until(Duration::from_secs(4), |sim| {
+        pump(sim, &mut ends, &chunk, &mut rbuf, &mut got);
+        if sim.now >= next {
+            let bps = (got[0] - last_got) as f64 * 8.0 / window.as_secs_f64();
+            if reached.is_none() && bps >= 0.9e9 {
+                reached = Some(sim.now - start);
+            }
+            last_got = got[0];
+            next += window;
+        }
+        sim.app_wake = Some(next);
+        reached.is_some()
+    });
+    println!("model, 1 Gbit/s 100 ms: 90% of the link after {reached:?}");
+    assert!(
+        reached.is_some_and(|t| t <= Duration::from_secs(2)),
+        "{reached:?}"
+    );
+}
