@@ -3,17 +3,17 @@
 //!
 //! 4.11's fixed 8192-packet buffers (12 MB) cap a window at about 480 Mbit/s on a 200 ms
 //! path, and a lossy path needs more: while a hole is repaired the cumulative ACK stands
-//! still and the sender keeps sending, so about two bandwidth-delay products are unacknowledged
-//! at once. Users should not have to know that. The rules follow Linux TCP's autotuning:
+//! still and the sender keeps sending, so about two bandwidth-delay products are
+//! unacknowledged at once. Users should not have to know that. The rules follow Linux TCP's autotuning:
 //!
 //! * **Receiver** (at each full ACK, at most once per SYN): the buffer, and with it the flow
 //!   window the ACKs advertise, grows to twice the arrival speed times RTT + SYN, the window
 //!   that keeps a sender at that speed going through a repair, while the application keeps
-//!   up (it read since the last full ACK and less than a quarter of the buffer waits to be
-//!   read; a reader that falls behind gets
-//!   no more memory to fall behind into). The handshake advertises the most it may grow to,
-//!   so a controller's window cap ([`ControllerInit::max_window_pkts`]) does not pin the
-//!   sender at 4.11's size; the ACKs say what is free now.
+//!   up: it read since the last full ACK and less than a quarter of the buffer waits to be
+//!   read (a reader that falls behind gets no more memory to fall behind into). The
+//!   handshake advertises the most it may grow to, so a controller's window cap
+//!   ([`ControllerInit::max_window_pkts`]) does not pin the sender at 4.11's size; the ACKs
+//!   say what is free now.
 //! * **Sender** (at each ACK): the buffer grows to twice the window in use,
 //!   min(flow window, congestion window), so the application can queue a window's worth
 //!   beyond what is in flight.
