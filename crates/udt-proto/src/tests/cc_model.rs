@@ -125,13 +125,7 @@ fn build(sim: &mut Sim, flows: &[Flow], link: Link, seed: u64) -> (usize, Vec<En
     );
     let mut ends = Vec::new();
     for (i, f) in flows.iter().enumerate() {
-        let i = i as u64;
-        let client = sim.add_node(seed + 10 + i * 2);
-        let server = sim.add_node(seed + 11 + i * 2);
-        let access = sim.add_link(LinkConfig::new().delay(f.rtt / 2), seed + 100 + i);
-        let back = sim.add_link(LinkConfig::new().delay(f.rtt / 2), seed + 200 + i);
-        sim.route(client, server, vec![access, shared]);
-        sim.route(server, client, vec![back]);
+        let (client, server) = sim.add_dumbbell_flow(shared, f.rtt, seed, i as u64);
         sim.listen(server, bulk_config(f));
         let c = sim.connect(client, server, bulk_config(f));
         ends.push((client, c, server, None));

@@ -107,6 +107,26 @@ impl Sim {
         self.routes.insert((src, dst), links);
     }
 
+    /// Flow `i` of a dumbbell: its own client and server nodes, the client's datagrams
+    /// crossing an access link and then the `shared` bottleneck, the server's a return link,
+    /// the two access links adding up to `rtt`. Node and link seeds come from `seed` and `i`,
+    /// so every experiment built this way draws the same randomness. Returns (client, server).
+    pub(crate) fn add_dumbbell_flow(
+        &mut self,
+        shared: usize,
+        rtt: Duration,
+        seed: u64,
+        i: u64,
+    ) -> (usize, usize) {
+        let client = self.add_node(seed + 10 + i * 2);
+        let server = self.add_node(seed + 11 + i * 2);
+        let access = self.add_link(LinkConfig::new().delay(rtt / 2), seed + 100 + i);
+        let back = self.add_link(LinkConfig::new().delay(rtt / 2), seed + 200 + i);
+        self.route(client, server, vec![access, shared]);
+        self.route(server, client, vec![back]);
+        (client, server)
+    }
+
     pub(crate) fn listen(&mut self, node: usize, config: ConnectionConfig) {
         self.nodes[node].endpoint.listen(config);
     }

@@ -78,13 +78,7 @@ pub(crate) fn run_flows(
     );
     let mut ends = Vec::new();
     for (i, f) in flows.iter().enumerate() {
-        let client = sim.add_node(seed + 10 + i as u64 * 2);
-        let server = sim.add_node(seed + 11 + i as u64 * 2);
-        let one_way = f.rtt / 2;
-        let access = sim.add_link(LinkConfig::new().delay(one_way), seed + 100 + i as u64);
-        let back = sim.add_link(LinkConfig::new().delay(one_way), seed + 200 + i as u64);
-        sim.route(client, server, vec![access, shared]);
-        sim.route(server, client, vec![back]);
+        let (client, server) = sim.add_dumbbell_flow(shared, f.rtt, seed, i as u64);
         sim.listen(server, bulk_config());
         let c = sim.connect(client, server, bulk_config());
         ends.push((client, c, server, None::<SocketId>));
