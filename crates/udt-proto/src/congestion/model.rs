@@ -427,7 +427,13 @@ impl ModelBased {
 
     /// Whether the round in progress has lasted more than two smoothed RTTs (at least SYN).
     fn round_stalled(&self, now: Instant) -> bool {
-        now - self.round_started > self.srtt.max(SYN) * 2
+        now - self.round_started > self.round_deadline()
+    }
+
+    /// How long a round may take before it counts as stalled: two smoothed RTTs (at least
+    /// SYN each, the ACK period).
+    fn round_deadline(&self) -> Duration {
+        self.srtt.max(SYN) * 2
     }
 
     /// Whether the round in progress shows congestion rather than random loss: more than
@@ -466,7 +472,7 @@ impl ModelBased {
     fn back_off_once(&mut self, now: Instant) {
         let recent = self.last_backoff.is_some_and(|(round, at)| {
             let since = now - at;
-            let rounds_pending = self.round < round + 2 && since < self.srtt.max(SYN) * 2;
+            let rounds_pending = self.round < round + 2 && since < self.round_deadline();
             rounds_pending || since < BACKOFF_SPACING.max(self.min_rtt() * 2)
         });
         if !recent {
@@ -480,7 +486,7 @@ impl ModelBased {
     /// back-off in startup also ends it.
     fn back_off(&mut self, factor: f64) {
         let mut bw = self.bandwidth_pkts() * factor;
-        let arrival = self.arrival_max.max(self.prev_arrival_max);
+        let arrival = self.arrival_peak();
         if arrival > 16.0 {
             bw = bw.min(arrival * ARRIVAL_SLACK);
         }
@@ -603,6 +609,12 @@ impl ModelBased {
         }
     }
 
+    /// The highest arrival rate the receiver reported this round and the last, packets per
+    /// second (16, 4.11's initial value, or less: no report yet).
+    fn arrival_peak(&self) -> f64 {
+        self.arrival_max.max(self.prev_arrival_max)
+    }
+
     /// Once the pipe is full, a delivery-rate sample may not exceed the receiver's
     /// arrival-rate reports by more than [`ARRIVAL_SLACK`]: cumulative ACKs jump when a hole
     /// is repaired, and a sample that catches such a jump during a 1.25 probe would otherwise
@@ -616,7 +628,7 @@ impl ModelBased {
     /// low, so a flow that fell behind could not measure its way back (4 flows on a shared
     /// bottleneck: Jain 0.85 instead of 0.96).
     fn cap_by_arrival_rate(&self, rate: f64, recv_rate_pkts: u32) -> f64 {
-        let arrival = self.arrival_max.max(self.prev_arrival_max);
+        let arrival = self.arrival_peak();
         let rate = rate.min(MAX_BW_PKTS);
         if self.filled && recv_rate_pkts > 16 {
             rate.min(arrival * ARRIVAL_SLACK)
