@@ -33,7 +33,6 @@ use std::time::Duration;
 use super::{Connection, Event};
 use crate::congestion::SYN;
 use crate::time::Instant;
-use crate::timers::Timer;
 
 /// How long a receive buffer must have been empty and without data before it shrinks.
 pub(super) const IDLE: Duration = Duration::from_secs(1);
@@ -94,8 +93,7 @@ impl Connection {
         if quiet && self.rcv.buffer.is_empty() && self.rcv.buffer.capacity_pkts() > recv_base {
             self.rcv.buffer.set_capacity_pkts(recv_base);
             // Tell the sender now: its flow window still says what the larger buffer had free.
-            self.rcv.window_update_due = true;
-            self.timers.set(Timer::Ack, Instant::ZERO);
+            self.schedule_window_update();
         }
     }
 }

@@ -295,10 +295,15 @@ impl Connection {
         let capacity = self.rcv.buffer.capacity_pkts();
         let advertised = self.rcv.advertised_pkts;
         if advertised < capacity / 2 && self.rcv.buffer.available_pkts() >= advertised * 2 + 16 {
-            self.rcv.window_update_due = true;
-            // Due at once: the next `handle_timeout` sends it.
-            self.timers.set(Timer::Ack, Instant::ZERO);
+            self.schedule_window_update();
         }
+    }
+
+    /// Send a numbered ACK with the free buffer at once (the next `handle_timeout`), even if
+    /// it acknowledges nothing new.
+    pub(super) fn schedule_window_update(&mut self) {
+        self.rcv.window_update_due = true;
+        self.timers.set(Timer::Ack, Instant::ZERO);
     }
 
     /// Periodic NAK (draft-gg-udt-03; 4.11 has it disabled): report again the losses whose
