@@ -142,8 +142,7 @@ impl Forwarder {
                 buf_len: mtu as usize + 64,
                 pool: Vec::new(),
                 oversleep_ns: INITIAL_OVERSLEEP.as_nanos() as u64,
-                spin_max: SPIN_MAX,
-                horizon: Duration::ZERO,
+                busy: false,
                 spin_since: None,
                 spun: Duration::ZERO,
                 stats: DirectionStats::default(),
@@ -188,10 +187,9 @@ struct Direction {
     epoch: Instant,
     buf_len: usize,
     pool: Vec<Vec<u8>>,
-    /// Upper bound of the spin margin now: [`SPIN_MAX`] on a lightly loaded link, else zero.
-    spin_max: Duration,
-    /// How far ahead deliveries are written: [`HORIZON`] on a busy link, else zero.
-    horizon: Duration,
+    /// More than [`SPIN_BELOW_PACKETS`] were delivered in the last stats period: no
+    /// spinning, and deliveries within [`HORIZON`] (see the module doc).
+    busy: bool,
     /// When the current spin began (link time), if spinning.
     spin_since: Option<Duration>,
     /// Spinning in this stats period, closed spins only.
@@ -225,9 +223,7 @@ impl Direction {
                 // Spin only while the link is lightly loaded; see the module doc.
                 let recent = self.stats.link.delivered - delivered_then;
                 delivered_then = self.stats.link.delivered;
-                let busy = recent >= SPIN_BELOW_PACKETS;
-                self.spin_max = if busy { Duration::ZERO } else { SPIN_MAX };
-                self.horizon = if busy { HORIZON } else { Duration::ZERO };
+                self.busy = recent >= SPIN_BELOW_PACKETS;
             }
             if delivered == 0 && read == 0 {
                 self.idle(now);
@@ -236,18 +232,36 @@ impl Direction {
         self.publish();
     }
 
+    /// The most spin margin now: [`SPIN_MAX`] on a lightly loaded link, none on a busy one.
+    fn spin_max(&self) -> Duration {
+        if self.busy {
+            Duration::ZERO
+        } else {
+            SPIN_MAX
+        }
+    }
+
+    /// How far ahead deliveries are written: [`HORIZON`] on a busy link, else nothing.
+    fn horizon(&self) -> Duration {
+        if self.busy {
+            HORIZON
+        } else {
+            Duration::ZERO
+        }
+    }
+
     /// Writes every packet due by now (within the horizon on a busy link); returns how many.
     fn deliver_due(&mut self) -> usize {
         let mut n = 0;
         let mut now = self.epoch.elapsed();
         loop {
-            let Some(d) = self.link.poll_delivery(now + self.horizon) else {
+            let Some(d) = self.link.poll_delivery(now + self.horizon()) else {
                 // Deliveries may have come due while writing.
                 let later = self.epoch.elapsed();
                 if self
                     .link
                     .next_deadline()
-                    .is_some_and(|t| t <= later + self.horizon)
+                    .is_some_and(|t| t <= later + self.horizon())
                 {
                     now = later;
                     continue;
@@ -306,14 +320,14 @@ impl Direction {
         let margin = if self.spun + spinning < SPIN_BUDGET {
             Duration::from_nanos(2 * self.oversleep_ns)
                 .max(SPIN_MIN)
-                .min(self.spin_max)
+                .min(self.spin_max())
         } else {
             Duration::ZERO
         };
         // A busy link writes ahead, so it can wake as late as the deadline itself: aim the
         // wake-up that much early (see the module doc).
-        let margin = margin.max(Duration::from_nanos(self.oversleep_ns).min(self.horizon));
-        if until <= margin && self.horizon.is_zero() {
+        let margin = margin.max(Duration::from_nanos(self.oversleep_ns).min(self.horizon()));
+        if until <= margin && !self.busy {
             self.spin_since.get_or_insert(now);
             std::hint::spin_loop();
             return;
