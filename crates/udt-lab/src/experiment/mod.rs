@@ -20,6 +20,7 @@ mod alone;
 pub mod buffer_sweep;
 pub mod decision_matrix;
 pub mod fairness;
+pub mod lock;
 pub mod loss_sweep;
 pub mod plot;
 pub mod report;
@@ -27,6 +28,7 @@ pub mod stats;
 pub mod tcp_tuning;
 #[cfg(test)]
 mod testing;
+pub mod wan_grid;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -44,6 +46,9 @@ pub use report::{Report, Table};
 
 /// The emulator's reliably sustained rate here (docs/lab/calibration.md): the default cap.
 pub const DEFAULT_RATE_CAP_BPS: u64 = 200_000_000;
+
+/// Index of the b→a direction in [`Lab::stats`]: flows send from b to a ([`flows`]).
+const DATA_DIRECTION: usize = 1;
 
 /// Pause between runs on one link, so queues drain and sockets close.
 const BETWEEN_RUNS: Duration = Duration::from_millis(500);
@@ -71,6 +76,7 @@ pub fn registry() -> Vec<Experiment> {
         tcp_tuning::experiment(),
         fairness::experiment(),
         loss_sweep::experiment(),
+        wan_grid::experiment(),
     ]
 }
 
@@ -197,6 +203,11 @@ pub struct Row {
     pub result: Option<FlowResult>,
     /// Why the flow failed.
     pub error: Option<String>,
+    /// Packets the link dropped in the data direction (random loss and a full queue) during
+    /// the flow's run, all its flows together; `None` in reports made before it was counted.
+    /// A sender's retransmissions over this tell repair from a spurious storm.
+    #[serde(default)]
+    pub link_drops: Option<u64>,
 }
 
 impl Row {
@@ -239,7 +250,10 @@ pub fn run(experiment: &Experiment, settings: &Settings) -> anyhow::Result<Repor
         let lab = Lab::start(used).context("starting the lab")?;
         for run in &cell.runs {
             done += 1;
-            let new = run_one(experiment, &lab, &truth, run, settings)?;
+            let new = {
+                let _turn = lock::exclusive_turn()?;
+                run_one(experiment, &lab, &truth, run, settings)?
+            };
             if settings.progress {
                 eprintln!("[{done}/{total}] {}", progress_line(&truth, run, &new));
             }
@@ -274,8 +288,15 @@ fn run_one(
     run: &Run,
     settings: &Settings,
 ) -> anyhow::Result<Vec<Row>> {
+    let drops_before = lab.stats()[DATA_DIRECTION].link.dropped();
     let results = flows::run_flows(lab, &run.flows, &settings.run)
         .with_context(|| format!("{}: {}", truth.rate_label(), run.label))?;
+    // The forwarder's counters are at most 10 ms old: wait that out so the last drops count.
+    std::thread::sleep(Duration::from_millis(20));
+    let link_drops = lab.stats()[DATA_DIRECTION]
+        .link
+        .dropped()
+        .saturating_sub(drops_before);
     Ok(run
         .flows
         .iter()
@@ -298,6 +319,7 @@ fn run_one(
                 buffers: spec.buffers.label().to_owned(),
                 result,
                 error,
+                link_drops: Some(link_drops),
             }
         })
         .collect())

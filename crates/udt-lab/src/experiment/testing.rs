@@ -52,5 +52,28 @@ pub(super) fn row(
             actual_buffers: BufferSizes::default(),
         }),
         error: None,
+        link_drops: None,
+    }
+}
+
+/// Settings for building an experiment's cells in a unit test (nothing runs: the binaries
+/// are names only).
+pub(super) fn settings(quick: bool) -> super::Settings {
+    super::Settings {
+        quick,
+        rate_cap_bps: super::DEFAULT_RATE_CAP_BPS,
+        run: crate::flows::RunOptions {
+            binaries: crate::flows::Binaries {
+                udt: "udt".into(),
+                interop: None,
+                interop_error: None,
+            },
+            warmup: Duration::from_secs(1),
+            grace: Duration::ZERO,
+        },
+        out: std::env::temp_dir(),
+        command: "test".to_owned(),
+        progress: false,
+        flow_time: None,
     }
 }

@@ -1,0 +1,442 @@
+//! The 1 Gbit/s grid (issue 12's bar): one flow alone per cell on a 1 Gbit/s link with a
+//! one-BDP drop-tail queue, RTT {0, 10, 20, 50, 100, 200} ms x random loss {0, 0.1%, 1%},
+//! our controllers with their default (self-sizing) buffers beside kernel TCP BBR and CUBIC
+//! with tuned buffers and libudt 4.11, all in one run.
+//!
+//! What a cell must show for `model`, the default between our peers: at least 95% of the
+//! payload capacity without loss, 90% at 0.1% and 85% at 1%; at least tuned BBR's goodput;
+//! retransmissions within 1.5x the packets the link dropped. The ramp table gives the first
+//! whole second at 90% of capacity (the bar: within 2 s at 100 ms).
+//!
+//! Full: 18 cells x 5 flows x 15 s (about 30 minutes). Quick: 50 ms at 1%, 2 s flows.
+
+use std::time::Duration;
+
+use super::alone::{failed_finding, goodput_vs_rtt, goodputs, impl_header};
+use super::{
+    flow_time, implementations, links, row_of, Cell, Experiment, Plot, Row, Run, Settings, Summary,
+    Table, Truth,
+};
+use crate::flows::{Buffers, FlowSpec, Implementation, TcpCc};
+use crate::LinkParams;
+
+/// The link rate, bit/s.
+pub const RATE_BPS: u64 = 1_000_000_000;
+
+/// RTTs, ms.
+pub const RTTS_MS: [u64; 6] = [0, 10, 20, 50, 100, 200];
+
+/// Loss probabilities per packet, each direction.
+pub const LOSSES: [f64; 3] = [0.0, 0.001, 0.01];
+
+/// The controller the bars apply to.
+const SUBJECT: &str = "ours (model)";
+
+/// The peer it must match or beat.
+const RIVAL: &str = "kernel TCP bbr";
+
+/// Payload bytes per 1500-byte IP packet: UDT (20 IP + 8 UDP + 16 UDT header).
+const UDT_PAYLOAD: f64 = 1456.0;
+
+/// The same for TCP with timestamps (20 IP + 20 TCP + 12 options).
+const TCP_PAYLOAD: f64 = 1448.0;
+
+/// The wire's packet size the payloads are taken from.
+const PACKET: f64 = 1500.0;
+
+/// Retransmissions allowed per packet the link dropped.
+const RETRANSMIT_BOUND: f64 = 1.5;
+
+/// The registry entry.
+pub(crate) fn experiment() -> Experiment {
+    Experiment {
+        name: "wan-grid",
+        title: "1 Gbit/s grid: RTT x random loss against tuned TCP",
+        description: DESCRIPTION,
+        cells,
+        summarize,
+    }
+}
+
+const DESCRIPTION: &str = "\
+One bulk flow alone per cell on a 1 Gbit/s link whose drop-tail queue holds one \
+bandwidth-delay product (at least 64 packets), RTT 0 to 200 ms, random loss 0, 0.1% and 1% \
+(each direction, independent per packet). Ours (`model` and `native`) and libudt 4.11 run \
+with their default buffers (ours size themselves); kernel TCP BBR and CUBIC with buffers \
+tuned to the path (autotuning limits of four BDPs). Payload capacity is the link rate times \
+1456/1500 for UDT and 1448/1500 for TCP (headers of a 1500-byte packet). The bars for \
+`model`: >= 95% of capacity without loss, >= 90% at 0.1%, >= 85% at 1%, at least tuned \
+BBR's goodput, retransmissions within 1.5x the link's drops.";
+
+/// The flows of every cell, each alone.
+fn implementations_run() -> Vec<(Implementation, Buffers)> {
+    vec![
+        (Implementation::ours("model"), Buffers::Default),
+        (Implementation::ours("native"), Buffers::Default),
+        (Implementation::Tcp { cc: TcpCc::Bbr }, Buffers::Tuned),
+        (Implementation::Tcp { cc: TcpCc::Cubic }, Buffers::Tuned),
+        (Implementation::Libudt, Buffers::Default),
+    ]
+}
+
+fn cells(settings: &Settings) -> Vec<Cell> {
+    let (losses, rtts): (&[f64], &[u64]) = if settings.quick {
+        (&[0.01], &[50])
+    } else {
+        (&LOSSES, &RTTS_MS)
+    };
+    let secs = flow_time(settings, Duration::from_secs(2), Duration::from_secs(15));
+    let mut cells = Vec::new();
+    for &loss in losses {
+        for &rtt in rtts {
+            let link = LinkParams {
+                loss,
+                ..LinkParams::new(RATE_BPS, Duration::from_millis(rtt))
+            };
+            let runs = implementations_run()
+                .into_iter()
+                .map(|(i, b)| Run::single(FlowSpec::timed(i, secs).with_buffers(b)))
+                .collect();
+            cells.push(Cell { link, runs });
+        }
+    }
+    cells
+}
+
+/// The loss as `0.1%`.
+fn pct(loss: f64) -> String {
+    let s = format!("{:.3}", loss * 100.0);
+    format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// The payload rate the link can carry for `row`'s protocol, bit/s.
+fn capacity(row: &Row) -> f64 {
+    let payload = if row.protocol == "TCP" {
+        TCP_PAYLOAD
+    } else {
+        UDT_PAYLOAD
+    };
+    row.truth.rate_bps as f64 * payload / PACKET
+}
+
+/// The share of capacity a cell's loss asks of the subject.
+fn bar(loss: f64) -> f64 {
+    if loss == 0.0 {
+        0.95
+    } else if loss <= 0.001 {
+        0.90
+    } else {
+        0.85
+    }
+}
+
+/// Steady goodput over capacity.
+fn share(row: &Row) -> Option<f64> {
+    Some(row.goodput()? / capacity(row))
+}
+
+/// Retransmissions per packet the link dropped (`None` without drops or counts).
+fn retransmit_ratio(row: &Row) -> Option<f64> {
+    let drops = row.link_drops.filter(|&d| d > 0)?;
+    Some(row.result.as_ref()?.retransmissions as f64 / drops as f64)
+}
+
+/// Seconds from the flow's start to the end of its first whole second at >= 90% of
+/// capacity, if any.
+fn ramp_s(row: &Row) -> Option<f64> {
+    let r = row.result.as_ref()?;
+    let target = 0.9 * capacity(row);
+    let mut elapsed = 0.0;
+    for (bytes, len) in r.series.iter().zip(&r.interval_s) {
+        elapsed += len;
+        if *len >= 0.9 && *bytes as f64 * 8.0 / len >= target {
+            return Some(elapsed);
+        }
+    }
+    None
+}
+
+/// Whether the subject met every bar on `truth`: `Some(true)`, `Some(false)`, or `None`
+/// when a flow is missing.
+fn verdict(rows: &[Row], truth: &Truth) -> Option<(bool, Vec<&'static str>)> {
+    let ours = row_of(rows, truth, SUBJECT)?;
+    let mut missed = Vec::new();
+    if share(ours)? < bar(truth.loss) {
+        missed.push("capacity");
+    }
+    if let Some(rival) = row_of(rows, truth, RIVAL).and_then(Row::goodput) {
+        if ours.goodput()? < rival {
+            missed.push("below bbr");
+        }
+    }
+    if retransmit_ratio(ours).is_some_and(|r| r > RETRANSMIT_BOUND) {
+        missed.push("retransmissions");
+    }
+    Some((missed.is_empty(), missed))
+}
+
+fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
+    let cells = links(rows);
+    let impls = implementations(rows);
+    let mut losses: Vec<f64> = cells.iter().map(|c| c.loss).collect();
+    losses.dedup();
+    Summary {
+        findings: findings(rows, &cells),
+        tables: vec![
+            goodput_table(rows, &cells, &impls),
+            retransmission_table(rows, &cells, &impls),
+            ramp_table(rows, &cells, &impls),
+        ],
+        plots: losses
+            .iter()
+            .map(|l| plot_for_loss(rows, &cells, &impls, *l))
+            .collect(),
+    }
+}
+
+fn goodput_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
+    let mut header = impl_header("loss", impls);
+    header.extend([
+        format!("{SUBJECT}, % of capacity"),
+        format!("{SUBJECT} / {RIVAL}"),
+        "bars met".to_owned(),
+    ]);
+    let table_rows = cells
+        .iter()
+        .map(|c| {
+            let mut line = vec![pct(c.loss), format!("{} ms", c.rtt_ms)];
+            line.extend(goodputs(rows, c, impls));
+            let ours = row_of(rows, c, SUBJECT);
+            line.push(
+                ours.and_then(share)
+                    .map_or("-".into(), |s| format!("{:.1}%", s * 100.0)),
+            );
+            let vs = ours.and_then(Row::goodput).zip(
+                row_of(rows, c, RIVAL)
+                    .and_then(Row::goodput)
+                    .filter(|&g| g > 0.0),
+            );
+            line.push(vs.map_or("-".into(), |(o, r)| format!("{:.2}", o / r)));
+            line.push(match verdict(rows, c) {
+                Some((true, _)) => "yes".into(),
+                Some((false, missed)) => format!("no ({})", missed.join(", ")),
+                None => "-".into(),
+            });
+            line
+        })
+        .collect();
+    Table {
+        title: "Goodput (Mbit/s), 1 Gbit/s link, one flow alone".into(),
+        caption: format!(
+            "Steady payload rate at the receiver. Capacity: 1456/1500 of the rate for UDT, \
+             1448/1500 for TCP. Bars for {SUBJECT}: 95/90/85% of capacity at 0/0.1/1% loss, \
+             at least {RIVAL} (tuned), retransmissions <= {RETRANSMIT_BOUND}x the link's drops."
+        ),
+        header,
+        rows: table_rows,
+    }
+}
+
+fn retransmission_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
+    let header = impl_header("loss", impls);
+    let table_rows = cells
+        .iter()
+        .map(|c| {
+            let mut line = vec![pct(c.loss), format!("{} ms", c.rtt_ms)];
+            for i in impls {
+                let row = row_of(rows, c, i);
+                let r = row.and_then(|r| Some((r.result.as_ref()?, r.link_drops)));
+                line.push(r.map_or("-".into(), |(res, drops)| {
+                    let drops = drops.map_or("?".into(), |d| d.to_string());
+                    let ratio = row
+                        .and_then(retransmit_ratio)
+                        .map_or(String::new(), |x| format!(" (x{x:.2})"));
+                    format!("{} / {drops}{ratio}", res.retransmissions)
+                }));
+            }
+            line
+        })
+        .collect();
+    Table {
+        title: "Retransmissions / packets the link dropped".into(),
+        caption: "Packets (UDT) or segments (TCP) the sender retransmitted, over the packets the \
+                  emulated link dropped in the data direction during the flow (random loss and \
+                  queue overflow); the ratio in brackets. Above 1 means packets resent that \
+                  had arrived (or were resent twice)."
+            .into(),
+        header,
+        rows: table_rows,
+    }
+}
+
+fn ramp_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
+    let header = impl_header("loss", impls);
+    let table_rows = cells
+        .iter()
+        .map(|c| {
+            let mut line = vec![pct(c.loss), format!("{} ms", c.rtt_ms)];
+            for i in impls {
+                line.push(
+                    row_of(rows, c, i)
+                        .filter(|r| r.result.is_some())
+                        .map_or("-".into(), |r| {
+                            ramp_s(r).map_or("never".into(), |s| format!("{s:.0} s"))
+                        }),
+                );
+            }
+            line
+        })
+        .collect();
+    Table {
+        title: "Ramp: end of the first whole second at >= 90% of capacity".into(),
+        caption: "From the receiver's per-second series (start-up and handshake included); \
+                  `never` when no second reached it. The bar: within 2 s at 100 ms."
+            .into(),
+        header,
+        rows: table_rows,
+    }
+}
+
+fn plot_for_loss(rows: &[Row], cells: &[Truth], impls: &[String], loss: f64) -> Plot {
+    let on: Vec<&Truth> = cells.iter().filter(|c| c.loss == loss).collect();
+    let tag = pct(loss).replace('%', "pct");
+    Plot {
+        file: format!("goodput-loss-{tag}.svg"),
+        title: format!("Goodput vs RTT at {} loss, 1 Gbit/s", pct(loss)),
+        x_label: "RTT (ms)".into(),
+        y_label: "goodput (Mbit/s)".into(),
+        log_x: false,
+        series: goodput_vs_rtt(rows, &on, impls),
+    }
+}
+
+fn findings(rows: &[Row], cells: &[Truth]) -> Vec<String> {
+    let mut out = Vec::new();
+    let judged: Vec<(&Truth, bool, Vec<&str>)> = cells
+        .iter()
+        .filter_map(|c| verdict(rows, c).map(|(ok, m)| (c, ok, m)))
+        .collect();
+    let met = judged.iter().filter(|(_, ok, _)| *ok).count();
+    out.push(format!(
+        "{SUBJECT} met every bar in {met} of {} cells.",
+        judged.len()
+    ));
+    let missed: Vec<String> = judged
+        .iter()
+        .filter(|(_, ok, _)| !ok)
+        .map(|(c, _, m)| format!("{} ms / {} ({})", c.rtt_ms, pct(c.loss), m.join(", ")))
+        .collect();
+    if !missed.is_empty() {
+        out.push(format!("Missed: {}.", missed.join("; ")));
+    }
+    let ratios: Vec<f64> = cells
+        .iter()
+        .filter_map(|c| {
+            let o = row_of(rows, c, SUBJECT)?.goodput()?;
+            let r = row_of(rows, c, RIVAL)?.goodput()?;
+            (r > 0.0).then(|| o / r)
+        })
+        .collect();
+    if let (Some(lo), Some(hi)) = (
+        ratios.iter().copied().reduce(f64::min),
+        ratios.iter().copied().reduce(f64::max),
+    ) {
+        out.push(format!(
+            "{SUBJECT} over {RIVAL} (tuned): x{lo:.2} to x{hi:.2} across the cells."
+        ));
+    }
+    for c in cells.iter().filter(|c| c.rtt_ms == 100.0 && c.loss == 0.0) {
+        if let Some(r) = row_of(rows, c, SUBJECT).filter(|r| r.result.is_some()) {
+            out.push(match ramp_s(r) {
+                Some(s) => {
+                    format!("{SUBJECT} at 100 ms without loss: 90% of capacity by {s:.0} s.")
+                }
+                None => format!(
+                    "{SUBJECT} at 100 ms without loss never held 90% of capacity for a second."
+                ),
+            });
+        }
+    }
+    out.extend(failed_finding(rows));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::row;
+    use super::*;
+
+    /// A row of `implementation` that moved `mbps` for 10 s on a 1 Gbit/s link at
+    /// 100 ms with `loss`, with `retx` retransmissions against `drops`.
+    fn flow(implementation: &str, mbps: f64, loss: f64, (retx, drops): (u64, u64)) -> Row {
+        let protocol = if implementation.starts_with("kernel TCP") {
+            "TCP"
+        } else {
+            "UDT"
+        };
+        let bytes = (mbps * 1e6 / 8.0 * 10.0) as u64;
+        let mut r = row(("", protocol, implementation), &[], (bytes, 10.0), RATE_BPS);
+        r.truth.loss = loss;
+        r.link_drops = Some(drops);
+        if let Some(res) = r.result.as_mut() {
+            res.retransmissions = retx;
+        }
+        r
+    }
+
+    #[test]
+    fn a_cell_passes_only_when_every_bar_is_met() {
+        // 95% of UDT's capacity (970.7 Mbit/s) is 922 Mbit/s.
+        let rows = vec![
+            flow(SUBJECT, 930.0, 0.0, (0, 0)),
+            flow(RIVAL, 920.0, 0.0, (0, 0)),
+        ];
+        assert_eq!(verdict(&rows, &rows[0].truth), Some((true, vec![])));
+        let rows = vec![
+            flow(SUBJECT, 915.0, 0.0, (0, 0)),
+            flow(RIVAL, 900.0, 0.0, (0, 0)),
+        ];
+        assert_eq!(
+            verdict(&rows, &rows[0].truth),
+            Some((false, vec!["capacity"]))
+        );
+        let rows = vec![
+            flow(SUBJECT, 930.0, 0.0, (0, 0)),
+            flow(RIVAL, 940.0, 0.0, (0, 0)),
+        ];
+        assert_eq!(
+            verdict(&rows, &rows[0].truth),
+            Some((false, vec!["below bbr"]))
+        );
+        // At 1% the bar is 85%: 830 Mbit/s passes on capacity, 2x drops does not.
+        let rows = vec![
+            flow(SUBJECT, 830.0, 0.01, (200, 100)),
+            flow(RIVAL, 500.0, 0.01, (0, 0)),
+        ];
+        assert_eq!(
+            verdict(&rows, &rows[0].truth),
+            Some((false, vec!["retransmissions"]))
+        );
+    }
+
+    #[test]
+    fn ramp_is_the_end_of_the_first_second_at_ninety_percent() {
+        let mut r = flow(SUBJECT, 900.0, 0.0, (0, 0));
+        let full = (0.95 * RATE_BPS as f64 * UDT_PAYLOAD / PACKET / 8.0) as u64;
+        let res = r.result.as_mut().expect("result");
+        res.series = vec![full / 4, full / 2, full, full];
+        res.interval_s = vec![1.0; 4];
+        assert_eq!(ramp_s(&r), Some(3.0));
+        r.result.as_mut().expect("result").series = vec![1, 2, 3, 4];
+        assert_eq!(ramp_s(&r), None);
+    }
+
+    #[test]
+    fn full_grid_has_every_cell_and_flow() {
+        let cells = cells(&super::super::testing::settings(false));
+        assert_eq!(cells.len(), RTTS_MS.len() * LOSSES.len());
+        assert!(cells
+            .iter()
+            .all(|c| c.runs.len() == 5 && c.link.rate_bps == RATE_BPS));
+    }
+}
