@@ -5,13 +5,25 @@
 //!
 //! The probes run in this process beside the forwarder, as the experiments' endpoints will, so
 //! the figure includes the CPU they take from the two forwarding threads.
+//!
+//! A blast shows the emulator can move the packets; a real flow also needs its ACKs carried
+//! back in time and both ends' CPU beside the forwarder. So when the flows' binaries are at
+//! hand, each rate also runs one kernel TCP BBR flow (tuned buffers) and one of ours
+//! (`model`, default buffers) alone, and reports their steady goodput over the link's
+//! payload capacity: a rate experiments may use should show both at 0.97 or more.
 
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use crate::flows::{
+    self, payload_capacity_bps, Buffers, FlowSpec, Implementation, RunOptions, TcpCc,
+};
 use crate::params::{format_rate, LinkParams};
 use crate::probe::{self, BlastSpec};
 use crate::Lab;
+
+/// Share of the payload capacity a real flow must keep for the rate to be usable.
+pub const FLOW_SHARE: f64 = 0.97;
 
 /// Tolerance on the measured rate for a rate to count as sustained.
 pub const RATE_TOLERANCE: f64 = 0.03;
@@ -74,6 +86,35 @@ pub struct Calibration {
     pub runs: usize,
     /// One row per rate, in the order tried.
     pub rows: Vec<CalibrationRow>,
+    /// Real flows through the emulator, per rate and implementation (empty when not run).
+    pub flows: Vec<FlowCheck>,
+}
+
+/// One implementation's flows at one rate: medians over the runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowCheck {
+    /// The link rate set, bit/s.
+    pub rate_bps: u64,
+    /// The implementation's label (`kernel TCP bbr`).
+    pub implementation: String,
+    /// Its protocol, for the payload capacity.
+    pub protocol: String,
+    /// Median steady goodput, payload bit/s; `None` when every run failed.
+    pub goodput_bps: Option<f64>,
+    /// Runs that failed, with the first error.
+    pub failures: Vec<String>,
+}
+
+impl FlowCheck {
+    /// Median goodput over the link's payload capacity for the protocol.
+    pub fn share(&self) -> Option<f64> {
+        Some(self.goodput_bps? / payload_capacity_bps(&self.protocol, self.rate_bps))
+    }
+
+    /// Whether the flows kept [`FLOW_SHARE`] of capacity.
+    pub fn held(&self) -> bool {
+        self.share().is_some_and(|s| s >= FLOW_SHARE)
+    }
 }
 
 impl Calibration {
@@ -135,6 +176,9 @@ impl Calibration {
                 }
             );
         }
+        if !self.flows.is_empty() {
+            self.flows_markdown(&mut md);
+        }
         let verdict = match self.sustained_bps() {
             Some(bps) => format!(
                 "**Highest sustained rate: {}** (it and every lower rate tried measured within \
@@ -147,25 +191,126 @@ impl Calibration {
         let _ = writeln!(md, "\n{verdict}");
         md
     }
+
+    /// The real flows' table.
+    fn flows_markdown(&self, md: &mut String) {
+        let _ = writeln!(
+            md,
+            "\nReal flows: each alone on a fresh lab at the same RTT, {} run(s) of {:?} each; \
+             steady goodput (the first second left out), median over runs, over the link's \
+             payload capacity (1448/1500 of the rate for TCP, 1456/1500 for UDT). A rate is \
+             fit for experiments when both keep {:.0}% or more.\n",
+            self.runs,
+            self.duration,
+            FLOW_SHARE * 100.0
+        );
+        let _ = writeln!(md, "| rate | flow | goodput | share of capacity | held |");
+        let _ = writeln!(md, "|---|---|---|---|---|");
+        for f in &self.flows {
+            let goodput = f
+                .goodput_bps
+                .map_or("failed".to_owned(), |g| format_rate(g as u64));
+            let share = f.share().map_or("-".to_owned(), |s| format!("{s:.3}"));
+            let held = if f.held() { "yes" } else { "no" };
+            let failures = if f.failures.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} run(s) failed: {})", f.failures.len(), f.failures[0])
+            };
+            let _ = writeln!(
+                md,
+                "| {} | {} | {goodput} | {share} | {held}{failures} |",
+                format_rate(f.rate_bps),
+                f.implementation
+            );
+        }
+    }
 }
 
 /// Measures each of `rates` (bit/s) at `rtt`, `runs` blasts of `duration` each, printing a
-/// line per run to stderr.
+/// line per run to stderr; with `flows`, also [`FlowCheck`]s of real flows that long
+/// (plus the warm-up).
 pub fn calibrate(
     rates: &[u64],
     rtt: Duration,
     duration: Duration,
     runs: usize,
+    flows: Option<&RunOptions>,
 ) -> anyhow::Result<Calibration> {
+    let runs = runs.max(1);
     let mut rows = Vec::new();
+    let mut checks = Vec::new();
     for &rate in rates {
-        rows.push(measure_rate(rate, rtt, duration, runs.max(1))?);
+        rows.push(measure_rate(rate, rtt, duration, runs)?);
+        if let Some(options) = flows {
+            for implementation in flow_implementations() {
+                checks.push(check_flow(
+                    rate,
+                    rtt,
+                    duration,
+                    runs,
+                    &implementation,
+                    options,
+                )?);
+            }
+        }
     }
     Ok(Calibration {
         rtt,
         duration,
-        runs: runs.max(1),
+        runs,
         rows,
+        flows: checks,
+    })
+}
+
+/// The flows a calibration runs: the strongest kernel TCP with its buffers tuned, and our
+/// default between our peers.
+fn flow_implementations() -> [(Implementation, Buffers); 2] {
+    [
+        (Implementation::Tcp { cc: TcpCc::Bbr }, Buffers::Tuned),
+        (Implementation::ours("model"), Buffers::Default),
+    ]
+}
+
+/// `runs` flows of `implementation` alone, each on a fresh lab.
+fn check_flow(
+    rate: u64,
+    rtt: Duration,
+    duration: Duration,
+    runs: usize,
+    (implementation, buffers): &(Implementation, Buffers),
+    options: &RunOptions,
+) -> anyhow::Result<FlowCheck> {
+    let spec =
+        FlowSpec::timed(implementation.clone(), duration + options.warmup).with_buffers(*buffers);
+    let (mut goodputs, mut failures) = (Vec::new(), Vec::new());
+    for run in 0..runs {
+        let lab = Lab::start(LinkParams::new(rate, rtt))?;
+        let result = flows::run_flows(&lab, std::slice::from_ref(&spec), options)?
+            .pop()
+            .unwrap_or_else(|| Err(anyhow::anyhow!("no result")));
+        match result {
+            Ok(r) => {
+                eprintln!(
+                    "udt lab calibrate: {} run {}: {implementation}: {} steady, {} retransmissions",
+                    format_rate(rate),
+                    run + 1,
+                    format_rate(r.steady_goodput_bps as u64),
+                    r.retransmissions
+                );
+                goodputs.push(r.steady_goodput_bps);
+            }
+            Err(e) => failures.push(format!("{e:#}")),
+        }
+    }
+    goodputs.sort_by(f64::total_cmp);
+    Ok(FlowCheck {
+        rate_bps: rate,
+        implementation: implementation.label(),
+        protocol: implementation.protocol().to_owned(),
+        goodput_bps: goodputs.get(goodputs.len() / 2).copied(),
+        failures,
     })
 }
 
@@ -269,6 +414,7 @@ mod tests {
                 row(200, 199.0),
                 row(1000, 999.0),
             ],
+            flows: Vec::new(),
         };
         assert_eq!(c.sustained_bps(), Some(200));
         assert!(c
@@ -276,5 +422,39 @@ mod tests {
             .contains("Highest sustained rate: 200 bit/s"));
         c.rows[0].measured_bps = 50.0;
         assert_eq!(c.sustained_bps(), None);
+    }
+}
+
+#[cfg(test)]
+mod flow_tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_holds_at_ninety_seven_percent_of_its_payload_capacity() {
+        let check = |protocol: &str, goodput: Option<f64>| FlowCheck {
+            rate_bps: 1_000_000_000,
+            implementation: "x".into(),
+            protocol: protocol.into(),
+            goodput_bps: goodput,
+            failures: Vec::new(),
+        };
+        // TCP's capacity is 965.3 Mbit/s, UDT's 970.7.
+        assert!(check("TCP", Some(940e6)).held());
+        assert!(!check("UDT", Some(940e6)).held());
+        assert!(check("UDT", Some(942e6)).held());
+        assert!(!check("UDT", None).held());
+        let c = Calibration {
+            rtt: Duration::from_millis(10),
+            duration: Duration::from_secs(3),
+            runs: 1,
+            rows: Vec::new(),
+            flows: vec![check("TCP", Some(940e6)), check("UDT", None)],
+        };
+        let md = c.to_markdown("udt lab calibrate");
+        assert!(
+            md.contains("| 1 Gbit/s | x | 940 Mbit/s | 0.974 | yes |"),
+            "{md}"
+        );
+        assert!(md.contains("| failed | - | no |"), "{md}");
     }
 }

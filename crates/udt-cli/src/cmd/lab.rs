@@ -140,9 +140,13 @@ pub struct CalibrateArgs {
     /// Length of each blast.
     #[arg(long, value_parser = parse_duration, default_value = "3s")]
     pub duration: Duration,
-    /// Blasts per rate (the report gives medians).
+    /// Blasts per rate, and flows per rate and implementation (the report gives medians).
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
+    /// Skip the real flows (a kernel TCP BBR and a UDT `model` flow per rate, each
+    /// DURATION plus a 1 s warm-up) and measure with UDP blasts only.
+    #[arg(long)]
+    pub no_flows: bool,
     /// Write the Markdown report here (default: standard output).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -216,7 +220,20 @@ fn link(args: LinkArgs) -> anyhow::Result<()> {
 
 fn calibrate(args: CalibrateArgs) -> anyhow::Result<()> {
     let rates_bps: Vec<u64> = args.rates.iter().map(|r| r.bits_per_sec()).collect();
-    let report = udt_lab::calibrate::calibrate(&rates_bps, args.rtt, args.duration, args.runs)?;
+    let flows = if args.no_flows {
+        None
+    } else {
+        Some(RunOptions::new().context(
+            "locating the flows' binaries (or pass --no-flows to calibrate with blasts only)",
+        )?)
+    };
+    let report = udt_lab::calibrate::calibrate(
+        &rates_bps,
+        args.rtt,
+        args.duration,
+        args.runs,
+        flows.as_ref(),
+    )?;
     let md = report.to_markdown(&command_line());
     match args.out {
         Some(path) => {

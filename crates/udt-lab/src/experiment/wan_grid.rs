@@ -17,7 +17,7 @@ use super::{
     flow_time, implementations, links, row_of, Cell, Experiment, Plot, Row, Run, Settings, Summary,
     Table, Truth,
 };
-use crate::flows::{Buffers, FlowSpec, Implementation, TcpCc};
+use crate::flows::{payload_capacity_bps, Buffers, FlowSpec, Implementation, TcpCc};
 use crate::LinkParams;
 
 /// The link rate, bit/s.
@@ -34,15 +34,6 @@ const SUBJECT: &str = "ours (model)";
 
 /// The peer it must match or beat.
 const RIVAL: &str = "kernel TCP bbr";
-
-/// Payload bytes per 1500-byte IP packet: UDT (20 IP + 8 UDP + 16 UDT header).
-const UDT_PAYLOAD: f64 = 1456.0;
-
-/// The same for TCP with timestamps (20 IP + 20 TCP + 12 options).
-const TCP_PAYLOAD: f64 = 1448.0;
-
-/// The wire's packet size the payloads are taken from.
-const PACKET: f64 = 1500.0;
 
 /// Retransmissions allowed per packet the link dropped.
 const RETRANSMIT_BOUND: f64 = 1.5;
@@ -111,12 +102,7 @@ fn pct(loss: f64) -> String {
 
 /// The payload rate the link can carry for `row`'s protocol, bit/s.
 fn capacity(row: &Row) -> f64 {
-    let payload = if row.protocol == "TCP" {
-        TCP_PAYLOAD
-    } else {
-        UDT_PAYLOAD
-    };
-    row.truth.rate_bps as f64 * payload / PACKET
+    payload_capacity_bps(&row.protocol, row.truth.rate_bps)
 }
 
 /// The share of capacity a cell's loss asks of the subject.
@@ -422,7 +408,7 @@ mod tests {
     #[test]
     fn ramp_is_the_end_of_the_first_second_at_ninety_percent() {
         let mut r = flow(SUBJECT, 900.0, 0.0, (0, 0));
-        let full = (0.95 * RATE_BPS as f64 * UDT_PAYLOAD / PACKET / 8.0) as u64;
+        let full = (0.95 * payload_capacity_bps("UDT", RATE_BPS) / 8.0) as u64;
         let res = r.result.as_mut().expect("result");
         res.series = vec![full / 4, full / 2, full, full];
         res.interval_s = vec![1.0; 4];

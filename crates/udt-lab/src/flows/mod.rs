@@ -105,6 +105,13 @@ impl Implementation {
         }
     }
 
+    /// Payload bytes this protocol carries in one 1500-byte IP packet, the lab's MTU:
+    /// UDT 1456 (20 IP + 8 UDP + 16 UDT), TCP 1448 (20 IP + 20 TCP + 12 of timestamps),
+    /// UDP 1472. A link's payload capacity is its rate times this over 1500.
+    pub fn payload_per_packet(&self) -> u32 {
+        payload_per_packet(self.protocol())
+    }
+
     /// Whether the flow is UDT (so has UDT's own estimates).
     pub fn is_udt(&self) -> bool {
         self.protocol() == "UDT"
@@ -148,6 +155,21 @@ impl fmt::Display for Implementation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.label())
     }
+}
+
+/// [`Implementation::payload_per_packet`] from a protocol's name (`UDT`, `TCP`, `UDP`), as
+/// rows of a report record it.
+pub fn payload_per_packet(protocol: &str) -> u32 {
+    match protocol {
+        "TCP" => 1448,
+        "UDP" => 1472,
+        _ => 1456,
+    }
+}
+
+/// The payload rate, bit/s, a `rate_bps` link of 1500-byte packets carries for `protocol`.
+pub fn payload_capacity_bps(protocol: &str, rate_bps: u64) -> f64 {
+    rate_bps as f64 * f64::from(payload_per_packet(protocol)) / 1500.0
 }
 
 /// Buffer sizes of a flow.
