@@ -10,13 +10,14 @@
 # between two network namespaces joined by a veth pair with a `tbf` qdisc of that rate on
 # each end: a path whose bottleneck is the network, as between two hosts.
 #
+# UDT=PATH runs that binary instead of building this tree's (a before/after comparison).
 # UDT_CC=native|model (default model, as `udt cp`) sets the congestion control on every
 # sender (not CC, which cargo hands to C compilers).
 #
 # Each run also copies both ways with keys (`udt serve --authorized-keys`, `udt cp --key`):
 # the same transfers with every packet sealed (AES-256-GCM), so the table shows what
 # protection costs on this path, measured in the same run. MODES="keyed plain" runs the keyed
-# transfers first in each round (default "plain keyed").
+# transfers first in each round (default "plain keyed"); MODES=plain runs only the plain ones.
 #
 #   scripts/bench-cp.sh [REPS=3] [SIZE_MIB=1024]
 #   SHAPE=1gbit scripts/bench-cp.sh [REPS=3] [SIZE_MIB=1024]
@@ -58,8 +59,10 @@ if [ -n "$SHAPE" ]; then
   in_b() { ip netns exec "$NS_B" "$@"; }
 fi
 
-cargo build --release -q -p udt-cli
-UDT="$TARGET/release/udt"
+if [ -z "${UDT:-}" ]; then
+  cargo build --release -q -p udt-cli
+  UDT="$TARGET/release/udt"
+fi
 PERF_PORT=${PERF_PORT:-15499}
 mkdir -p "$SHM/src" "$SHM/up" "$SHM/down"
 head -c "${SIZE_MIB}M" /dev/urandom >"$SHM/src/big.bin"
@@ -123,12 +126,13 @@ for i in $(seq "$REPS"); do
       || { echo "copy $i ($mode) differs" >&2; exit 1; }
   done
   flock -u 9
-  echo "run $i: mem $(grep -o '"goodput_bps":[0-9.e+]*' "$OUT/mem.$i.send"), up/down (plain, keyed) $(grep -ho '"rate_bps":[0-9.]*' "$OUT/up.$i" "$OUT/down.$i" "$OUT/up-keyed.$i" "$OUT/down-keyed.$i" | tr '\n' ' ')" >&2
+  echo "run $i: mem $(grep -o '"goodput_bps": *[0-9.e+]*' "$OUT/mem.$i.send"), up/down (${MODES:-plain keyed}) $(for m in ${MODES:-plain keyed}; do s=; [ "$m" = keyed ] && s=-keyed; grep -ho '"rate_bps": *[0-9.]*' "$OUT/up$s.$i" "$OUT/down$s.$i"; done | tr '\n' ' ')" >&2
 done
 
-python3 - "$OUT" "$REPS" "$SIZE_MIB" "${SHAPE:-}" "$CTRL" <<'PY'
+python3 - "$OUT" "$REPS" "$SIZE_MIB" "${SHAPE:-}" "$CTRL" "${MODES:-plain keyed}" <<'PY'
 import json, statistics, sys
 out, reps, size, shape, cc = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+modes = sys.argv[6].split()
 path = (f"veth, tbf {shape}" if shape else "loopback") + f", --cc {cc}"
 def event(path, name):
     for line in open(path):
@@ -158,7 +162,9 @@ def rows(kind):
         out_rows.append((rate, client, server) if up else (rate, server, client))
     return out_rows
 med = lambda xs: statistics.median(xs)
-table = {k: rows(k) for k in ("mem", "up", "down", "up-keyed", "down-keyed")}
+kinds = ["mem"] + (["up", "down"] if "plain" in modes else []) \
+    + (["up-keyed", "down-keyed"] if "keyed" in modes else [])
+table = {k: rows(k) for k in kinds}
 m = med([r[0] for r in table["mem"]])
 print(f"| transfer ({size} MiB, {path}) | Gbit/s (median) | vs memory to memory "
       "| sender CPU-s/GiB | receiver CPU-s/GiB | runs (Gbit/s) |")
@@ -168,12 +174,14 @@ for label, kind in [("memory to memory (udt perf -n)", "mem"),
                     ("udt cp download, /dev/shm -> /dev/shm", "down"),
                     ("udt cp upload, keyed (every packet sealed)", "up-keyed"),
                     ("udt cp download, keyed (every packet sealed)", "down-keyed")]:
+    if kind not in table:
+        continue
     rs = table[kind]
     g = med([r[0] for r in rs])
     runs = ", ".join(f"{r[0]:.2f}" for r in rs)
     print(f"| {label} | {g:.2f} | {g / m * 100:.0f} % | {med([r[1] for r in rs]):.2f} "
           f"| {med([r[2] for r in rs]):.2f} | {runs} |")
-for d in ("up", "down"):
+for d in ("up", "down") if len(table) == 5 else ():
     p, k = table[d], table[d + "-keyed"]
     ratios = [b[0] / a[0] for a, b in zip(p, k)]
     print(f"\nkeyed / plain {d}load goodput, per run pair: "

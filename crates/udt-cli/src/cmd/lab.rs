@@ -49,7 +49,8 @@ pub enum LabCommand {
     /// control), libudt 4.11 (the interop peers) and kernel TCP cubic and bbr. Run it on an
     /// otherwise idle machine: the emulator is timing-sensitive. On a shared one, set
     /// UDT_LAB_LOCK=FILE: each run then holds an exclusive flock on FILE while it measures,
-    /// and work that takes the same lock (`flock -s FILE cargo build`) waits between runs.
+    /// and work that takes the same lock (`flock FILE.turn true; flock -s FILE cargo build`)
+    /// waits between runs.
     Run(RunArgs),
 }
 

@@ -3,12 +3,11 @@
 //! what must not happen (replacing a file that may not be replaced, a path through a
 //! symbolic link, a special file), offer resumable prefixes, then take the files.
 //!
-//! Disk and network overlap: this thread reads `Data` frames into a pool of buffers and
-//! hashes each one while it is still in cache, and a write-behind thread (`writer`) writes
-//! them into each file's partial file and, if the digest matched at `FileEnd`, renames the
-//! file into place. Hashing here rather than in the writer keeps the two threads' work
-//! balanced (writing to the page cache is the larger part) and saves reading each buffer
-//! back from memory. A failure on either side
+//! Disk and network overlap: this thread reads `Data` frames into a pool of buffers, and a
+//! write-behind thread (`writer`) hashes each one and writes it into the file's partial
+//! file and, if the digest matches at `FileEnd`, renames the file into place. This thread
+//! does nothing but drain the connection, so the receive window reopens as fast as data
+//! arrives (see `writer` for why the hashing moved). A failure on either side
 //! (a full disk, a mismatched digest, a broken connection) stops both; the peer is told in
 //! an `Error` frame, and the partial file is removed unless `--resume` was asked.
 
@@ -194,7 +193,6 @@ fn read_frames(
     let mut next_index = 0usize; // files arrive in manifest order, each once
     let mut remaining = 0u64; // bytes still due for the open file
     let mut open = false;
-    let mut hasher = blake3::Hasher::new(); // the open file's bytes so far
     loop {
         match link.reader.next_incoming()? {
             Incoming::Data(len) => {
@@ -206,7 +204,6 @@ fn read_frames(
                 let mut buf = free.recv().map_err(|_| stopped())?;
                 link.reader.read_data(&mut buf.space()[..len])?;
                 buf.set_len(len);
-                hasher.update(buf.payload());
                 remaining -= len as u64;
                 summary.transferred += len as u64;
                 obs.progress(len as u64);
@@ -222,15 +219,9 @@ fn read_frames(
                 let prefix = plan.remove(&index);
                 let resume = match (offset, prefix) {
                     (0, _) => None,
-                    (o, Some(p)) if o == p.len => {
-                        hasher = p.hasher.clone();
-                        Some(Box::new(p))
-                    }
+                    (o, Some(p)) if o == p.len => Some(Box::new(p)),
                     _ => return Err(TransferError::protocol("resume offset not offered")),
                 };
-                if resume.is_none() {
-                    hasher = blake3::Hasher::new();
-                }
                 next_index = index + 1;
                 remaining = entry.size - offset;
                 open = true;
@@ -244,8 +235,7 @@ fn read_frames(
                     return Err(TransferError::protocol("file ended before its size"));
                 }
                 open = false;
-                let intact = hasher.finalize().as_bytes() == &digest;
-                jobs.send(Job::End { intact }).map_err(|_| stopped())?;
+                jobs.send(Job::End { digest }).map_err(|_| stopped())?;
             }
             Incoming::Frame(Frame::End) if !open => {
                 return check_all_sent(entries, next_index, summary)
