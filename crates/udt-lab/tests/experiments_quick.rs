@@ -1,5 +1,6 @@
-//! The quick variants of experiments 2-4 (buffer sweep, TCP tuning, fairness) and of the
-//! 1 Gbit/s grid run end to end: every row is there, and every goodput is sane (above zero, at most the link rate + 5%).
+//! The quick variants of experiments 2-4 (buffer sweep, TCP tuning, fairness), the 1 Gbit/s
+//! grid and the scavenger run end to end: every row is there, and every goodput is sane
+//! (above zero, at most the link rate + 5%).
 //! They need root and the `udt` binary (`cargo build -p udt-cli`, or `$UDT_LAB_UDT`); without
 //! either, each test says why and passes. The figures themselves are the reports' business:
 //! no timing threshold here beyond "sane".
@@ -95,6 +96,11 @@ fn fairness_quick() {
 #[test]
 fn wan_grid_quick() {
     check("wan-grid");
+}
+
+#[test]
+fn scavenger_quick() {
+    check("scavenger");
 }
 
 /// Not a test: rebuilds the findings, tables and plots of a written report from its

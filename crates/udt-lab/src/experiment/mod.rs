@@ -24,6 +24,7 @@ pub mod lock;
 pub mod loss_sweep;
 pub mod plot;
 pub mod report;
+pub mod scavenger;
 pub mod stats;
 pub mod tcp_tuning;
 #[cfg(test)]
@@ -77,6 +78,7 @@ pub fn registry() -> Vec<Experiment> {
         fairness::experiment(),
         loss_sweep::experiment(),
         wan_grid::experiment(),
+        scavenger::experiment(),
     ]
 }
 
