@@ -174,7 +174,11 @@ mod tests {
         assert_eq!(json["protocol"], "utp");
         assert_eq!(json["intervals"][0]["bytes"], 400);
         assert_eq!(json["sender_buffers"]["send_buffer_bytes"], 1 << 20);
-        assert!(r.summary().contains("0.0 MB in 2.00 s = 0.0 Mbit/s"), "{}", r.summary());
+        assert!(
+            r.summary().contains("0.0 MB in 2.00 s = 0.0 Mbit/s"),
+            "{}",
+            r.summary()
+        );
         assert_eq!(rate(5, 0.0), 0.0);
     }
 }
