@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio::time::{timeout, timeout_at, Instant};
 
 use crate::cli::Limit;
-use crate::control::{self, Message, PROTOCOL_VERSION};
+use crate::control::{self, Message, DRAIN_LIMIT, PROTOCOL_VERSION};
 use crate::cpu::CpuTime;
 use crate::report::{Interval, Report, SideReport};
 use crate::socket::{Buffers, Socket};
@@ -71,7 +71,10 @@ pub async fn run(
     let mut messages = spawn_reader(reader, json);
     let cpu = CpuTime::now();
     let start = Instant::now();
-    let bytes = send_data(stream, limit).await?;
+    let (bytes, drained) = send_data(stream, limit).await?;
+    if !drained {
+        control::send(&mut write, &Message::Stop).await?;
+    }
     let sender = SideReport {
         bytes,
         seconds: start.elapsed().as_secs_f64(),
@@ -133,8 +136,13 @@ async fn gather(
 }
 
 /// Writes until `limit`, then shuts the stream down (every byte acknowledged, FIN sent);
-/// returns the bytes written.
-async fn send_data<S: AsyncWrite + Unpin>(mut stream: S, limit: Limit) -> anyhow::Result<u64> {
+/// returns the bytes written and whether the stream drained: a timed test gives up after
+/// [`DRAIN_LIMIT`] (the caller then stops the test), a sized one after [`SHUTDOWN_TIMEOUT`]
+/// (an error).
+async fn send_data<S: AsyncWrite + Unpin>(
+    mut stream: S,
+    limit: Limit,
+) -> anyhow::Result<(u64, bool)> {
     let chunk = vec![0x5a_u8; WRITE_CHUNK];
     let start = Instant::now();
     let mut sent = 0u64;
@@ -162,11 +170,16 @@ async fn send_data<S: AsyncWrite + Unpin>(mut stream: S, limit: Limit) -> anyhow
         }
         sent += written as u64;
     }
-    timeout(SHUTDOWN_TIMEOUT, stream.shutdown())
-        .await
-        .context("the uTP stream did not drain and close in time")?
-        .context("closing the uTP stream")?;
-    Ok(sent)
+    let drain = match limit {
+        Limit::Time(_) => DRAIN_LIMIT,
+        Limit::Bytes(_) => SHUTDOWN_TIMEOUT,
+    };
+    match timeout(drain, stream.shutdown()).await {
+        Ok(closed) => closed.context("closing the uTP stream")?,
+        Err(_) if matches!(limit, Limit::Time(_)) => return Ok((sent, false)),
+        Err(_) => bail!("the uTP stream did not drain and close in time"),
+    }
+    Ok((sent, true))
 }
 
 #[cfg(test)]
@@ -183,7 +196,7 @@ mod tests {
                 .map(|_| got.len())
         });
         let sent = send_data(tx, Limit::Bytes(200_001)).await.unwrap();
-        assert_eq!(sent, 200_001);
+        assert_eq!(sent, (200_001, true));
         assert_eq!(reader.await.unwrap().unwrap(), 200_001);
     }
 
@@ -202,11 +215,54 @@ mod tests {
             }
         });
         let start = Instant::now();
-        let sent = send_data(tx, Limit::Time(Duration::from_secs(2)))
+        let (sent, drained) = send_data(tx, Limit::Time(Duration::from_secs(2)))
             .await
             .unwrap();
+        assert!(drained);
         assert!(start.elapsed() >= Duration::from_secs(2));
         assert!(start.elapsed() < Duration::from_secs(3));
         assert_eq!(reader.await.unwrap() as u64, sent);
+    }
+
+    /// A stream that takes 1 MB, then nothing, and never finishes closing.
+    #[derive(Default)]
+    struct Stuck(usize);
+
+    impl AsyncWrite for Stuck {
+        fn poll_write(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<std::io::Result<usize>> {
+            if self.0 >= 1_000_000 {
+                return std::task::Poll::Pending;
+            }
+            self.0 += buf.len();
+            std::task::Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            std::task::Poll::Pending
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_undrained_timed_send_gives_up_and_a_sized_one_fails() {
+        let (sent, drained) = send_data(Stuck::default(), Limit::Time(Duration::from_secs(1)))
+            .await
+            .unwrap();
+        assert!(sent > 0 && !drained);
+        let sized = send_data(Stuck::default(), Limit::Bytes(10)).await;
+        assert!(sized.unwrap_err().to_string().contains("did not drain"));
     }
 }

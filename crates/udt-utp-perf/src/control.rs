@@ -8,7 +8,10 @@
 //! 2. The client connects over uTP; the server accepts and starts its clock and CPU counter.
 //! 3. The client writes until `-t` seconds passed or `-n` bytes are written, then shuts the
 //!    stream down (uTP FIN once everything is acknowledged). The server reads to the end and
-//!    sends an `interval` every second, then the last partial one and its `result`.
+//!    sends an `interval` every second, then the last partial one and its `result`. A timed
+//!    test whose send buffer has not drained [`DRAIN_LIMIT`] after its time ends with the
+//!    client's `stop` instead (a large buffer at a crawling rate would take minutes): the
+//!    server reports what arrived until then.
 //! 4. Either end sends `error` and closes if the test fails.
 
 use anyhow::{bail, Context};
@@ -24,6 +27,10 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// The longest control line read (a result is a few hundred bytes).
 const MAX_LINE: usize = 1 << 16;
 
+/// How long a timed test's stream may take to drain after its time before the client stops
+/// the test.
+pub const DRAIN_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// One control message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -37,6 +44,9 @@ pub enum Message {
     },
     /// Server → client: the uTP socket is bound.
     Ready,
+    /// Client → server: the time is up and the stream did not drain in [`DRAIN_LIMIT`]; end
+    /// the test with what arrived.
+    Stop,
     /// Server → client: the bytes received over one interval.
     Interval {
         /// The interval.
@@ -68,23 +78,29 @@ pub async fn send<W: AsyncWrite + Unpin>(writer: &mut W, message: &Message) -> a
         .context("writing to the control connection")
 }
 
-/// Reads control lines, refusing any longer than [`MAX_LINE`].
+/// Reads control lines, refusing any longer than [`MAX_LINE`]. [`Reader::next`] is
+/// cancel-safe (a partial line stays here), so it can race the data stream in a `select!`.
 #[derive(Debug)]
-pub struct Reader<R>(BufReader<R>);
+pub struct Reader<R> {
+    inner: BufReader<R>,
+    line: Vec<u8>,
+}
 
 impl<R: AsyncRead + Unpin> Reader<R> {
     /// Reads from `inner`.
     pub fn new(inner: R) -> Self {
-        Self(BufReader::new(inner))
+        Self {
+            inner: BufReader::new(inner),
+            line: Vec::new(),
+        }
     }
 
     /// The next message; an error at the end of the connection, on a line too long or one
     /// that is not a message.
     pub async fn next(&mut self) -> anyhow::Result<Message> {
-        let mut line = Vec::new();
         loop {
             let buf = self
-                .0
+                .inner
                 .fill_buf()
                 .await
                 .context("reading the control connection")?;
@@ -95,12 +111,13 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 Some(i) => (i + 1, true),
                 None => (buf.len(), false),
             };
-            line.extend_from_slice(&buf[..used]);
-            self.0.consume(used);
-            if line.len() > MAX_LINE {
+            self.line.extend_from_slice(&buf[..used]);
+            self.inner.consume(used);
+            if self.line.len() > MAX_LINE {
                 bail!("a control line longer than {MAX_LINE} bytes");
             }
             if done {
+                let line = std::mem::take(&mut self.line);
                 return parse(&line);
             }
         }
@@ -128,10 +145,12 @@ mod tests {
         let mut wire = Vec::new();
         send(&mut wire, &hello).await.unwrap();
         send(&mut wire, &Message::Ready).await.unwrap();
+        send(&mut wire, &Message::Stop).await.unwrap();
         wire.extend_from_slice(b"{\"type\":\"nonsense\"}\n");
         let mut reader = Reader::new(wire.as_slice());
         assert_eq!(reader.next().await.unwrap(), hello);
         assert_eq!(reader.next().await.unwrap(), Message::Ready);
+        assert_eq!(reader.next().await.unwrap(), Message::Stop);
         assert!(reader.next().await.is_err());
         assert!(reader.next().await.is_err(), "end of stream");
         let long = vec![b'x'; MAX_LINE + 2];

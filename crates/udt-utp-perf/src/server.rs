@@ -60,7 +60,7 @@ async fn test(control: TcpStream, addr: SocketAddr) -> anyhow::Result<()> {
             }
             other => bail!("the client opened with {other:?}, not a hello"),
         };
-        receive(addr, &buffers, &mut write).await
+        receive(addr, &buffers, &mut reader, &mut write).await
     }
     .await;
     if let Err(err) = &outcome {
@@ -70,13 +70,18 @@ async fn test(control: TcpStream, addr: SocketAddr) -> anyhow::Result<()> {
     outcome
 }
 
-/// Binds the uTP socket, accepts the client's stream, reads it to the end and sends the
-/// intervals and the result.
-async fn receive<W: AsyncWrite + Unpin>(
+/// Binds the uTP socket, accepts the client's stream, reads it to the end (or the client's
+/// `stop`) and sends the intervals and the result.
+async fn receive<R, W>(
     addr: SocketAddr,
     buffers: &Buffers,
+    reader: &mut control::Reader<R>,
     control: &mut W,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
     let socket = Socket::bind(addr, buffers).await?;
     control::send(control, &Message::Ready).await?;
     let stream = timeout(HANDSHAKE_TIMEOUT, socket.utp().accept())
@@ -84,7 +89,7 @@ async fn receive<W: AsyncWrite + Unpin>(
         .context("the client did not connect over uTP in time")?
         .context("accepting the uTP stream")?;
     let cpu = CpuTime::now();
-    let (bytes, seconds) = read_to_end(stream, control).await?;
+    let (bytes, seconds) = read_to_end(stream, reader, control).await?;
     let report = SideReport {
         bytes,
         seconds,
@@ -94,10 +99,16 @@ async fn receive<W: AsyncWrite + Unpin>(
     control::send(control, &Message::Result { report }).await
 }
 
-/// Reads `stream` to its end, sending an `interval` every second and the last partial one;
-/// returns the bytes and the seconds from the start to the last byte.
-async fn read_to_end<R, W>(mut stream: R, control: &mut W) -> anyhow::Result<(u64, f64)>
+/// Reads `stream` to its end or until the client's `stop`, sending an `interval` every
+/// second and the last partial one; returns the bytes and the seconds from the start to the
+/// last byte.
+async fn read_to_end<S, R, W>(
+    mut stream: S,
+    reader: &mut control::Reader<R>,
+    control: &mut W,
+) -> anyhow::Result<(u64, f64)>
 where
+    S: AsyncRead + Unpin,
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -116,6 +127,10 @@ where
                 pending += n as u64;
                 last_byte = Instant::now();
             }
+            message = reader.next() => match message? {
+                Message::Stop => break,
+                other => bail!("the client sent {other:?} during the test"),
+            },
             _ = ticks.tick() => {
                 let to_s = start.elapsed().as_secs_f64();
                 let interval = Interval::new(from_s, to_s, std::mem::take(&mut pending));
@@ -147,7 +162,9 @@ mod tests {
             }
         });
         let mut wire = Vec::new();
-        let (bytes, _) = read_to_end(rx, &mut wire).await.unwrap();
+        let (_client, quiet) = tokio::io::duplex(64);
+        let mut reader = control::Reader::new(quiet);
+        let (bytes, _) = read_to_end(rx, &mut reader, &mut wire).await.unwrap();
         writer.await.unwrap();
         assert_eq!(bytes, 5000);
         let mut reader = control::Reader::new(wire.as_slice());
@@ -157,5 +174,24 @@ mod tests {
             sum += interval.bytes;
         }
         assert_eq!(sum, 5000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stop_ends_the_reading_with_what_arrived() {
+        let (mut tx, rx) = tokio::io::duplex(1 << 16);
+        let (mut client, server) = tokio::io::duplex(1 << 10);
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            tx.write_all(&[1u8; 700]).await.unwrap();
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            control::send(&mut client, &Message::Stop).await.unwrap();
+            // The data stream stays open: only the stop ends the test.
+            tokio::time::sleep(Duration::from_secs(60)).await;
+            drop(tx);
+        });
+        let mut wire = Vec::new();
+        let mut reader = control::Reader::new(server);
+        let (bytes, _) = read_to_end(rx, &mut reader, &mut wire).await.unwrap();
+        assert_eq!(bytes, 700);
     }
 }

@@ -177,7 +177,11 @@ UDP receive buffer is librqbit-utp's own request, capped by the namespace's `rme
 librqbit-utp's congestion control is **CUBIC** (its LEDBAT is still a to-do), so this row is \
 uTP's framing with a loss-based controller, not uTP's scavenging; our `ledbat` controller \
 (RFC 6817) is the LEDBAT row. librqbit-utp does not expose its losses, retransmissions or \
-RTT (—). The window limit is UDT's (whole packets) for every row.\n\n\
+RTT (—). A timed uTP run whose send buffer has not drained 10 s after its time is stopped, \
+and counts what arrived until then. librqbit-utp closes a connection on the first failed \
+UDP send: `sendto` failing with ENETUNREACH (seen with strace in this lab at full rate; \
+our runtime retries such errors, `udt/src/sys/errqueue.rs`) ends the run as failed \
+(\"socket closed\"). The window limit is UDT's (whole packets) for every row.\n\n\
 **Shared run:** ours (ledbat) alone, then uTP joins it on the link, then ours (ledbat) alone \
 again, each with the ample buffer: who yields to whom, and how fast.(population standard deviation).";
 
@@ -415,9 +419,11 @@ fn table_row(row: &Row) -> Vec<String> {
             .and_then(|s| s.cov())
             .map_or_else(dash, |c| format!("{c:.2}")),
         mbit(r.goodput_bps),
-        losses_known(row)
-            .then(|| r.losses.to_string())
-            .unwrap_or_else(dash),
+        if losses_known(row) {
+            r.losses.to_string()
+        } else {
+            dash()
+        },
         udt.and_then(|u| u.bandwidth_bps).map_or_else(dash, mbit),
         udt.and_then(|u| u.rtt_ms)
             .map_or_else(dash, |ms| format!("{ms:.1}")),
