@@ -25,7 +25,7 @@ use crate::socket::Buffers;
 pub const PROTOCOL_VERSION: u32 = 1;
 
 /// The longest control line read (a result is a few hundred bytes).
-const MAX_LINE: usize = 1 << 16;
+pub const MAX_LINE: usize = 1 << 16;
 
 /// How long a timed test's stream may take to drain after its time before the client stops
 /// the test.

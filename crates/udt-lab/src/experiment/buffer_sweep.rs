@@ -8,7 +8,7 @@
 //! through librqbit-utp: [`Implementation::Utp`], its send and receive buffers set alike) and
 //! for our scavenger (`ours (ledbat)`), the runs of one buffer size back to back so all see
 //! the same machine. A last run puts uTP and the scavenger on the link together
-//! ([`shared`]). The UDP socket buffers stay at
+//! ([`Shared`]). The UDP socket buffers stay at
 //! the library's default: it asks for 8 MiB and, as root, forces it past the namespace's
 //! 4 MiB `rmem_max` (the table shows what the socket reported).
 //!
