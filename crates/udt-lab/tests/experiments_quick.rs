@@ -121,11 +121,7 @@ fn resummarize() {
         quick: report.quick,
         rate_cap_bps: report.rate_cap_bps,
         run: RunOptions {
-            binaries: udt_lab::flows::Binaries {
-                udt: "udt".into(),
-                interop: None,
-                interop_error: None,
-            },
+            binaries: udt_lab::flows::Binaries::only_udt("udt".into()),
             warmup: std::time::Duration::from_secs_f64(report.warmup_s),
             grace: std::time::Duration::ZERO,
         },

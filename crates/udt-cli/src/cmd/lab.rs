@@ -46,8 +46,9 @@ pub enum LabCommand {
     /// (needs root).
     ///
     /// Each runs real flows across emulated links: ours (`udt perf`, each congestion
-    /// control), libudt 4.11 (the interop peers) and kernel TCP cubic and bbr. Run it on an
-    /// otherwise idle machine: the emulator is timing-sensitive. On a shared one, set
+    /// control), libudt 4.11 (the interop peers), kernel TCP cubic and bbr, and in the buffer
+    /// sweep uTP (`utp-perf` over librqbit-utp, built beside `udt` when missing). Run it on
+    /// an otherwise idle machine: the emulator is timing-sensitive. On a shared one, set
     /// UDT_LAB_LOCK=FILE: each run then holds an exclusive flock on FILE while it measures,
     /// and work that takes the same lock (`flock FILE.turn true; flock -s FILE cargo build`)
     /// waits between runs.

@@ -4,8 +4,11 @@
 //!
 //! **What varies:** UDT_SNDBUF and UDT_RCVBUF together, powers of two from 16 KiB to 512 MiB
 //! in the full variant, for ours with each congestion controller that needs no parameter
-//! ([`Implementation::ours_all`]: native and model), the two runs of one buffer size back to
-//! back so both see the same machine. The UDP socket buffers stay at
+//! ([`Implementation::ours_all`]: native and model), for uTP (the study's other protocol,
+//! through librqbit-utp: [`Implementation::Utp`], its send and receive buffers set alike) and
+//! for our scavenger (`ours (ledbat)`), the runs of one buffer size back to back so all see
+//! the same machine. A last run puts uTP and the scavenger on the link together
+//! ([`Shared`]). The UDP socket buffers stay at
 //! the library's default: it asks for 8 MiB and, as root, forces it past the namespace's
 //! 4 MiB `rmem_max` (the table shows what the socket reported).
 //!
@@ -14,6 +17,8 @@
 //! budget is timed instead ([`Variant::timed`]) and its file time extrapolated from its
 //! goodput, and the table says so; the rate of such a flow is window-limited and steady, so
 //! the extrapolation is close.
+
+mod shared;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -25,6 +30,8 @@ use super::{
 };
 use crate::flows::{BufferSizes, Buffers, FlowLimit, FlowSpec, Implementation};
 use crate::LinkParams;
+
+pub use shared::Shared;
 
 /// The study's link rate, bit/s (run at the cap here).
 pub const NOMINAL_RATE_BPS: u64 = 1_000_000_000;
@@ -45,10 +52,14 @@ const PAYLOAD_SHARE: f64 = 1456.0 / 1500.0;
 /// One variant's grid and limits.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
-    /// The implementations swept (ours, one per controller).
+    /// The implementations swept over every buffer size.
     pub implementations: Vec<Implementation>,
     /// Buffer sizes, bytes.
     pub buffers: Vec<u64>,
+    /// Implementations run at only some of the sizes (the quick variant's uTP), with those.
+    pub partial: Vec<(Implementation, Vec<u64>)>,
+    /// uTP and the scavenger together on the link, after the sweep.
+    pub shared: Option<Shared>,
     /// The file, bytes.
     pub file_bytes: u64,
     /// A run predicted to take longer than this is timed instead of moving the file.
@@ -61,11 +72,18 @@ pub struct Variant {
 
 impl Variant {
     /// The full variant: 16 powers of two from 16 KiB to 512 MiB, a 200 MB file, each
-    /// controller.
+    /// controller, uTP and the scavenger, then the shared run.
     pub fn full() -> Self {
+        let mut implementations = Implementation::ours_all();
+        implementations.push(Implementation::Utp);
+        implementations.push(Implementation::ours(
+            udt::SocketOptions::SCAVENGER_CONTROLLER_NAME,
+        ));
         Self {
-            implementations: Implementation::ours_all(),
+            implementations,
             buffers: (14..=29).map(|p| 1u64 << p).collect(),
+            partial: Vec::new(),
+            shared: Some(Shared::full()),
             file_bytes: 200_000_000,
             budget: Duration::from_secs(15),
             timed: Duration::from_secs(8),
@@ -74,11 +92,14 @@ impl Variant {
     }
 
     /// The quick variant: three sizes (window-limited, about the BDP, ample), a 20 MB file,
-    /// each controller.
+    /// each controller; uTP at the ample size only; a short shared run.
     pub fn quick() -> Self {
         Self {
             implementations: Implementation::ours_all(),
             buffers: vec![64 << 10, 1 << 20, 16 << 20],
+            // At 1 MiB uTP is window-limited and loses nothing (see `always_timed`).
+            partial: vec![(Implementation::Utp, vec![1 << 20])],
+            shared: Some(Shared::quick()),
             file_bytes: 20_000_000,
             budget: Duration::from_secs(4),
             timed: Duration::from_secs(2),
@@ -137,14 +158,34 @@ bandwidth-delay product; past it, it stays flat or, as the study also saw, gets 
 window lets slow start overflow the bottleneck queue.\n\n\
 Rows: ours with the native congestion control (UDT's own, as the study ran it) and with the \
 model one (BBR-like: paced at its estimate of the bottleneck rate, a window of about twice \
-the estimated BDP), each over the same buffer grid, the two runs of one size back to back. \
+the estimated BDP); uTP, the study's other protocol; and ours with the ledbat scavenger, each \
+over the same buffer grid, the runs of one size back to back. \
 UDT_SNDBUF = UDT_RCVBUF = the size (whole 1472-byte packets, at least 32: below 46 KiB the \
 sizes coincide). The UDP buffers are the library's \
 default, 8 MiB, forced past the namespace's 4 MiB `rmem_max` (as root; `ss -uam` in the \
 namespace shows `rb16777216`, the kernel's doubled 8 MiB). Runs predicted to take longer \
-than the budget are timed and their file time extrapolated (marked *). The rate statistics \
+than the budget, and every uTP run, are timed and their file time extrapolated (marked *). The rate statistics \
 are over the whole seconds of each flow, slow start included, as the study tabulated them \
-(population standard deviation).";
+(population standard deviation).\n\n\
+**uTP** (BitTorrent's uTorrent Transport Protocol, BEP 29: a byte stream over UDP with \
+selective ACKs, a receive window and per-packet timestamps, designed around LEDBAT's \
+delay-based, yielding congestion control) runs as `utp-perf` (crate `udt-utp-perf`) over \
+**librqbit-utp 0.7**, the Rust implementation of the rqbit BitTorrent client; libutp itself \
+is not packaged here. Its buffer is librqbit-utp's per-connection send buffer (the cap on \
+unacknowledged bytes) and receive buffer (the advertised window), both set to the size; its \
+UDP receive buffer is librqbit-utp's own request, capped by the namespace's `rmem_max`. \
+librqbit-utp's congestion control is **CUBIC** (its LEDBAT is still a to-do), so this row is \
+uTP's framing with a loss-based controller, not uTP's scavenging; our `ledbat` controller \
+(RFC 6817) is the LEDBAT row. librqbit-utp does not expose its losses, retransmissions or \
+RTT (—). A timed uTP run whose send buffer has not drained 10 s after its time is stopped, \
+and counts what arrived until then. librqbit-utp closes a connection on the first failed \
+UDP send: `sendto` failing with ENETUNREACH (seen with strace in this lab at full rate; \
+our runtime retries such errors, `udt/src/sys/errqueue.rs`) ends the run as failed \
+(\"socket closed\"). The window limit is UDT's (whole packets) for every row.\n\n\
+**Shared run:** ours (ledbat) alone, then uTP joins it on the link, then ours (ledbat) alone \
+again, each with a 1 MiB buffer (uTP at most about 84 Mbit/s, a window below the BDP; with \
+more, uTP runs near the link rate and librqbit-utp's send error ended them): who yields to \
+whom, and how fast.";
 
 fn cells(settings: &Settings) -> Vec<Cell> {
     let variant = Variant::of(settings);
@@ -154,23 +195,36 @@ fn cells(settings: &Settings) -> Vec<Cell> {
     vec![Cell { link, runs }]
 }
 
-/// Each buffer size with each implementation, the implementations back to back.
+/// Each buffer size with each implementation, the implementations back to back (partial
+/// ones at their sizes), then the shared run.
 fn runs(variant: &Variant, rate_bps: u64) -> Vec<Run> {
-    variant
+    let at = |b: u64| {
+        let partial = variant
+            .partial
+            .iter()
+            .filter(move |(_, sizes)| sizes.contains(&b))
+            .map(|(i, _)| i);
+        variant.implementations.iter().chain(partial)
+    };
+    let mut runs: Vec<Run> = variant
         .buffers
         .iter()
-        .flat_map(|&b| {
-            variant
-                .implementations
-                .iter()
-                .map(move |i| run_for(variant, i, b, rate_bps))
-        })
-        .collect()
+        .flat_map(|&b| at(b).map(move |i| run_for(variant, i, b, rate_bps)))
+        .collect();
+    runs.extend(variant.shared.map(|s| s.run()));
+    runs
+}
+
+/// Whether `implementation` is always timed rather than moving the file: uTP, because once
+/// a loss burst hits it (a window past the BDP plus the queue overflows it at the start)
+/// librqbit-utp recovers at a few Mbit/s, so a 200 MB file would take minutes per size.
+fn always_timed(implementation: &Implementation) -> bool {
+    *implementation == Implementation::Utp
 }
 
 fn run_for(variant: &Variant, implementation: &Implementation, buffer: u64, rate_bps: u64) -> Run {
     let predicted = predicted_seconds(variant.file_bytes, buffer, RTT, rate_bps);
-    let timed = predicted > variant.budget.as_secs_f64();
+    let timed = always_timed(implementation) || predicted > variant.budget.as_secs_f64();
     let limit = if timed {
         FlowLimit::Duration(variant.timed)
     } else {
@@ -251,8 +305,15 @@ fn summarize(settings: &Settings, rows: &[Row]) -> Summary {
     summary(rows, &Variant::of(settings).plotted)
 }
 
-/// The summary of `rows`, plotting the per-second rates of the `plotted` buffer sizes.
-fn summary(rows: &[Row], plotted: &[u64]) -> Summary {
+/// The summary of `rows`, plotting the per-second rates of the `plotted` buffer sizes; the
+/// shared run's rows get their own table, figure and finding.
+fn summary(all: &[Row], plotted: &[u64]) -> Summary {
+    let rows: Vec<Row> = all
+        .iter()
+        .filter(|r| !shared::is_shared(r))
+        .cloned()
+        .collect();
+    let rows = rows.as_slice();
     let series = implementations(rows);
     let mut plots = vec![time_plot(rows, &series)];
     plots.extend(series.iter().map(|i| series_plot(rows, i, plotted)));
@@ -261,9 +322,14 @@ fn summary(rows: &[Row], plotted: &[u64]) -> Summary {
         .flat_map(|i| findings(i, &of_implementation(rows, i)))
         .collect();
     findings.extend(comparison(rows, &series));
+    let mut tables = vec![sweep_table(rows, &series)];
+    let (shared_tables, shared_plots, shared_findings) = shared::summarize(all);
+    tables.extend(shared_tables);
+    plots.extend(shared_plots);
+    findings.extend(shared_findings);
     Summary {
         findings,
-        tables: vec![sweep_table(rows, &series)],
+        tables,
         plots,
     }
 }
@@ -276,28 +342,26 @@ fn of_implementation(rows: &[Row], implementation: &str) -> Vec<Row> {
         .collect()
 }
 
-/// `native` from `ours (native)`: a file-name part for each implementation.
+/// `native` from `ours (native)`, `utp-librqbit-utp` from `uTP (librqbit-utp)`: a
+/// file-name part for each implementation (lowercase letters and digits, one `-` between
+/// words).
 pub fn slug(implementation: &str) -> String {
     let inner = implementation
         .strip_prefix("ours (")
         .and_then(|s| s.strip_suffix(')'))
         .unwrap_or(implementation);
-    inner
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect()
+    let lower = inner.to_ascii_lowercase();
+    lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 fn sweep_table(rows: &[Row], series: &[String]) -> Table {
     let header = [
         "implementation",
-        "UDT buffer",
+        "buffer",
         "in force (send/recv)",
         "window limit (Mbit/s)",
         "file time (s)",
@@ -315,9 +379,10 @@ fn sweep_table(rows: &[Row], series: &[String]) -> Table {
         .map(table_row)
         .collect();
     Table {
-        title: "File time and rate against the UDT buffer".to_owned(),
-        caption: "One sweep per congestion controller (the runs alternated). Window limit: \
-                  what a window of the buffer allows in one RTT (payload, capped at the link's). \
+        title: "File time and rate against the buffer".to_owned(),
+        caption: "One sweep per implementation (the runs alternated). Buffer: UDT_SNDBUF = \
+                  UDT_RCVBUF, or uTP's send and receive buffers. Window limit: \
+                  what a UDT window of the buffer allows in one RTT (payload, capped at the link's). \
                   File time * = extrapolated from a timed run's goodput. Mean and std dev: over \
                   the flow's whole seconds. The capacity estimate is UDT's own (packet pairs) \
                   beside the emulated rate in the title of the report."
@@ -356,12 +421,21 @@ fn table_row(row: &Row) -> Vec<String> {
             .and_then(|s| s.cov())
             .map_or_else(dash, |c| format!("{c:.2}")),
         mbit(r.goodput_bps),
-        r.losses.to_string(),
+        if losses_known(row) {
+            r.losses.to_string()
+        } else {
+            dash()
+        },
         udt.and_then(|u| u.bandwidth_bps).map_or_else(dash, mbit),
         udt.and_then(|u| u.rtt_ms)
             .map_or_else(dash, |ms| format!("{ms:.1}")),
     ]);
     cells
+}
+
+/// Whether the row's loss count is a measurement: uTP's is not (librqbit-utp keeps none).
+fn losses_known(row: &Row) -> bool {
+    row.protocol != Implementation::Utp.protocol()
 }
 
 /// The per-second rate of `implementation` for each plotted buffer size.
@@ -384,7 +458,7 @@ fn series_plot(rows: &[Row], implementation: &str, plotted: &[u64]) -> Plot {
         })
         .collect();
     Plot {
-        title: format!("UDT rate per second, by buffer size: {implementation}"),
+        title: format!("Rate per second, by buffer size: {implementation}"),
         file: format!("rate-series-{}.svg", slug(implementation)),
         x_label: "seconds".to_owned(),
         y_label: "Mbit/s".to_owned(),
@@ -410,9 +484,9 @@ fn time_plot(rows: &[Row], implementations: &[String]) -> Plot {
         })
         .collect();
     Plot {
-        title: "Time to move the file against the UDT buffer".to_owned(),
+        title: "Time to move the file against the buffer".to_owned(),
         file: "file-time.svg".to_owned(),
-        x_label: "UDT buffer (KiB, log scale)".to_owned(),
+        x_label: "buffer (KiB, log scale)".to_owned(),
         y_label: "seconds".to_owned(),
         log_x: true,
         series,
@@ -443,20 +517,27 @@ fn findings(implementation: &str, rows: &[Row]) -> Vec<String> {
     };
     let mut out = Vec::new();
     if let Some((b, t, _)) = times.iter().find(|(_, t, _)| *t <= best * 1.1) {
+        let why = if covers_bdp(rows, *b) {
+            "the window then covers the bandwidth-delay product"
+        } else {
+            "a window still short of the bandwidth-delay product, yet the larger ones did worse"
+        };
         out.push(format!(
             "{implementation}: the file time comes within 10% of its best ({best:.1} s) at a \
-             buffer of {} ({t:.1} s): the window then covers the bandwidth-delay product.",
+             buffer of {} ({t:.1} s): {why}.",
             size_label(*b)
         ));
     }
     if let (Some((bb, _, _)), Some((lb, lt, _))) =
         (times.iter().find(|(_, t, _)| *t == best), times.last())
     {
-        let lost = rows
-            .last()
-            .and_then(|r| r.result.as_ref())
-            .map_or(0, |r| r.losses);
-        let why = if lost > 0 {
+        let last = rows.last();
+        let lost = last.and_then(|r| r.result.as_ref()).map_or(0, |r| r.losses);
+        let why = if !last.is_some_and(losses_known) {
+            "librqbit-utp does not count its losses, so whether the start overflowed the queue \
+             is not measured here"
+                .to_owned()
+        } else if lost > 0 {
             format!(
                 "a window beyond the BDP plus the drop-tail queue lets the start overflow the \
                  queue ({lost} packets lost) and the control recovers slowly at this RTT"
@@ -482,6 +563,21 @@ fn findings(implementation: &str, rows: &[Row]) -> Vec<String> {
         ));
     }
     out
+}
+
+/// Whether a window of `buffer` reaches the link's rate, as far as `rows` (one sweep) know:
+/// its window limit is within 5% of the largest one (true when the rows do not say).
+fn covers_bdp(rows: &[Row], buffer: u64) -> bool {
+    let limit = |r: &Row| r.params.get("window_limit_bps").copied();
+    let of_buffer = rows
+        .iter()
+        .find(|r| r.params.get("buffer_bytes").copied() == Some(buffer as f64))
+        .and_then(limit);
+    let top = rows.iter().filter_map(limit).reduce(f64::max);
+    match (of_buffer, top) {
+        (Some(w), Some(top)) => w >= top * 0.95,
+        _ => true,
+    }
 }
 
 /// Controllers side by side: each one's best file time, and the buffers where they differ
@@ -533,22 +629,42 @@ mod tests {
         assert!(full.plotted.iter().all(|p| full.buffers.contains(p)));
         let quick = Variant::quick();
         assert!(quick.plotted.iter().all(|p| quick.buffers.contains(p)));
-        for v in [full, quick] {
-            let labels: Vec<String> = v.implementations.iter().map(|i| i.label()).collect();
-            assert_eq!(labels, ["ours (native)", "ours (model)"]);
+        let labels =
+            |v: &Variant| -> Vec<String> { v.implementations.iter().map(|i| i.label()).collect() };
+        assert_eq!(
+            labels(&full),
+            [
+                "ours (native)",
+                "ours (model)",
+                "uTP (librqbit-utp)",
+                "ours (ledbat)"
+            ]
+        );
+        assert!(full.partial.is_empty());
+        assert_eq!(labels(&quick), ["ours (native)", "ours (model)"]);
+        for (_, sizes) in &quick.partial {
+            assert!(sizes.iter().all(|s| quick.buffers.contains(s)));
         }
+        assert!(full.shared.is_some() && quick.shared.is_some());
     }
 
     #[test]
     fn runs_alternate_controllers_per_buffer() {
         let runs = runs(&Variant::quick(), 200_000_000);
-        assert_eq!(runs.len(), 6);
+        assert_eq!(runs.len(), 8);
         assert_eq!(runs[0].label, "ours (native), buffer 64 KiB");
         assert_eq!(runs[1].label, "ours (model), buffer 64 KiB");
         assert_eq!(
             runs[1].flows[0].implementation,
             Implementation::ours("model")
         );
+        // uTP only at 1 MiB, after the controllers; the shared run last.
+        assert_eq!(runs[4].label, "uTP (librqbit-utp), buffer 1 MiB");
+        assert_eq!(runs[4].params["timed"], 1.0, "uTP runs are timed");
+        assert_eq!(runs[7].flows.len(), 2);
+        let full = super::runs(&Variant::full(), 200_000_000);
+        assert_eq!(full.len(), 16 * 4 + 1);
+        assert_eq!(full[2].flows[0].implementation, Implementation::Utp);
     }
 
     /// A row of `implementation` that moved the file (1 MB) in `seconds` with `buffer`.
@@ -605,10 +721,59 @@ mod tests {
     }
 
     #[test]
+    fn the_best_buffer_is_said_to_cover_the_bdp_only_if_it_does() {
+        let with_limit = |buffer: u64, seconds: f64, limit: f64| {
+            let mut row = moved("uTP (librqbit-utp)", buffer, seconds);
+            row.params.insert("window_limit_bps".to_owned(), limit);
+            row
+        };
+        let rows = [
+            with_limit(1 << 20, 20.0, 80e6),
+            with_limit(4 << 20, 90.0, 190e6),
+        ];
+        let f = findings("uTP (librqbit-utp)", &rows);
+        assert!(
+            f[0].contains("at a buffer of 1 MiB (20.0 s): a window still short"),
+            "{f:?}"
+        );
+        let rows = [
+            with_limit(1 << 20, 90.0, 80e6),
+            with_limit(4 << 20, 20.0, 190e6),
+        ];
+        let f = findings("uTP (librqbit-utp)", &rows);
+        assert!(f[0].contains("the window then covers"), "{f:?}");
+    }
+
+    #[test]
     fn slugs() {
         assert_eq!(slug("ours (native)"), "native");
         assert_eq!(slug("ours (fixed-rate)"), "fixed-rate");
         assert_eq!(slug("libudt 4.11"), "libudt-4-11");
+        assert_eq!(slug("uTP (librqbit-utp)"), "utp-librqbit-utp");
+    }
+
+    #[test]
+    fn utp_rows_join_the_sweep_and_the_shared_run_stays_apart() {
+        let mut utp = moved("uTP (librqbit-utp)", 1 << 20, 12.0);
+        utp.protocol = "uTP".to_owned();
+        let mut shared = moved("ours (ledbat)", 1 << 20, 30.0);
+        shared.params.insert("shared".to_owned(), 1.0);
+        let rows = vec![moved("ours (native)", 1 << 20, 10.0), utp, shared];
+        let s = summary(&rows, &[1 << 20]);
+        let sweep = &s.tables[0];
+        assert_eq!(sweep.rows.len(), 2, "the shared row is not in the sweep");
+        let lost = sweep
+            .header
+            .iter()
+            .position(|h| h == "lost packets")
+            .unwrap();
+        assert_eq!(sweep.rows[0][lost], "0");
+        assert_eq!(sweep.rows[1][lost], "—", "librqbit-utp counts no losses");
+        assert!(s
+            .plots
+            .iter()
+            .any(|p| p.file == "rate-series-utp-librqbit-utp.svg"));
+        assert!(s.findings.iter().all(|f| !f.contains("ours (ledbat): ")));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Running flows across a [`Lab`] and measuring each: the instrument every experiment uses.
 //!
 //! A flow is one bulk transfer by a real program: this project's `udt perf` (UDT with one of
-//! its congestion controllers, or kernel TCP with cubic or bbr) or libudt 4.11 through the
-//! interop peers (`interop/udt_server`, `udt_client`). [`run_flows`] runs a set of them on
+//! its congestion controllers, or kernel TCP with cubic or bbr), libudt 4.11 through the
+//! interop peers (`interop/udt_server`, `udt_client`), or uTP through `utp-perf`
+//! (librqbit-utp, crate `udt-utp-perf`). [`run_flows`] runs a set of them on
 //! one lab, concurrently, each from its own start offset, and returns one [`FlowResult`] per
 //! [`FlowSpec`], in order.
 //!
@@ -19,7 +20,8 @@
 //!
 //! **Binaries:** see [`Binaries::locate`]: the `udt` next to the running executable (or
 //! `$UDT_LAB_UDT`), the interop peers in `<target>/interop` (or `$UDT_LAB_INTEROP`), built
-//! with `make` on first use.
+//! with `make` on first use, and `utp-perf` beside `udt` (or `$UDT_LAB_UTP_PERF`), built with
+//! cargo when missing.
 //!
 //! **Buffers:** [`Buffers::Tuned`] follows the usual host-tuning advice for the link at hand
 //! ([`tuned`]): UDT buffers of at least two bandwidth-delay products; for kernel TCP, the
@@ -35,6 +37,7 @@ mod perf;
 mod process;
 pub mod tuned;
 mod udp;
+mod utp;
 
 use std::fmt;
 use std::time::Duration;
@@ -43,7 +46,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Lab;
 
-pub use binaries::{Binaries, ENV_INTEROP, ENV_UDT};
+pub use binaries::{Binaries, ENV_INTEROP, ENV_UDT, ENV_UTP_PERF};
 
 /// The first port; flow `i` of a set uses `BASE_PORT + i` (TCP and UDP).
 pub const BASE_PORT: u16 = 20_000;
@@ -65,6 +68,10 @@ pub enum Implementation {
         /// The kernel congestion control.
         cc: TcpCc,
     },
+    /// uTP (BEP 29, BitTorrent's transport) through `utp-perf` over librqbit-utp 0.7, whose
+    /// congestion control is CUBIC (it has no LEDBAT yet). One stream; its buffers are
+    /// librqbit-utp's send and receive buffers.
+    Utp,
     /// Raw UDP paced at the link rate, no congestion control ([`probe::blast`](crate::probe::blast)):
     /// the ceiling of any protocol. Runs alone, for a duration; CPU is not measured.
     UdpBlast,
@@ -96,11 +103,12 @@ impl Implementation {
         Self::Ours { cc: cc.to_owned() }
     }
 
-    /// `UDT` or `TCP`.
+    /// `UDT`, `TCP`, `uTP` or `UDP`.
     pub fn protocol(&self) -> &'static str {
         match self {
             Self::Ours { .. } | Self::Libudt => "UDT",
             Self::Tcp { .. } => "TCP",
+            Self::Utp => "uTP",
             Self::UdpBlast => "UDP",
         }
     }
@@ -118,12 +126,13 @@ impl Implementation {
     }
 
     /// The implementation as a report names it: `ours (native)`, `libudt 4.11`,
-    /// `kernel TCP cubic`.
+    /// `kernel TCP cubic`, `uTP (librqbit-utp)`.
     pub fn label(&self) -> String {
         match self {
             Self::Ours { cc } => format!("ours ({cc})"),
             Self::Libudt => "libudt 4.11".to_owned(),
             Self::Tcp { cc } => format!("kernel TCP {}", cc.name()),
+            Self::Utp => "uTP (librqbit-utp)".to_owned(),
             Self::UdpBlast => "raw UDP blast".to_owned(),
         }
     }
@@ -200,9 +209,11 @@ impl Buffers {
 /// Explicit buffer sizes in bytes; `None` leaves one at its default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct BufferSizes {
-    /// UDT_SNDBUF, or SO_SNDBUF for TCP.
+    /// UDT_SNDBUF, or SO_SNDBUF for TCP, or uTP's send buffer (the cap on unacknowledged
+    /// bytes).
     pub sndbuf: Option<u64>,
-    /// UDT_RCVBUF (libudt: also UDT_FC in packets), or SO_RCVBUF for TCP.
+    /// UDT_RCVBUF (libudt: also UDT_FC in packets), or SO_RCVBUF for TCP, or uTP's receive
+    /// buffer (the advertised window).
     pub rcvbuf: Option<u64>,
     /// UDT only: the UDP socket's SO_SNDBUF.
     pub udp_sndbuf: Option<u64>,
@@ -426,6 +437,10 @@ mod tests {
         assert!(!all.contains(&Implementation::ours("fixed-rate")));
         assert!(!all.contains(&Implementation::ours("ledbat")));
         assert_eq!(all.iter().filter(|i| !i.is_udt()).count(), 2);
+        assert!(!all.contains(&Implementation::Utp));
+        assert_eq!(Implementation::Utp.label(), "uTP (librqbit-utp)");
+        assert_eq!(Implementation::Utp.protocol(), "uTP");
+        assert!(!Implementation::Utp.is_udt());
     }
 
     #[test]

@@ -91,8 +91,8 @@ pub(super) fn client(
     match &spec.implementation {
         Implementation::Ours { cc } => cmd.args(["--proto", "udt", "--cc", cc]),
         Implementation::Tcp { cc } => cmd.args(["--proto", "tcp", "--cc", cc.name()]),
-        Implementation::Libudt | Implementation::UdpBlast => {
-            unreachable!("libudt flows run the interop peers, UDP blasts run in the lab process")
+        Implementation::Libudt | Implementation::Utp | Implementation::UdpBlast => {
+            unreachable!("libudt flows run the interop peers, uTP flows utp-perf, UDP blasts run in the lab process")
         }
     };
     match spec.limit {

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 
 use super::{
-    libudt, perf, steady_rate, tuned, BufferSizes, FlowLimit, FlowResult, FlowSpec, Implementation,
-    RunOptions, BASE_PORT,
+    libudt, perf, steady_rate, tuned, utp, BufferSizes, FlowLimit, FlowResult, FlowSpec,
+    Implementation, RunOptions, BASE_PORT,
 };
 use crate::{Lab, ADDR_A};
 
@@ -206,6 +206,11 @@ fn server_command(
             let cmd = libudt::server(&peer, lab.a(), (ADDR_A, port), buffers);
             (cmd, libudt::server_ready as ReadyLine)
         }
+        Implementation::Utp => {
+            let utp_perf = options.binaries.utp_perf()?;
+            let cmd = utp::server(utp_perf, lab.a(), ADDR_A, port);
+            (cmd, utp::server_ready as ReadyLine)
+        }
         _ => (perf::server(udt, lab.a(), ADDR_A, port), perf::server_ready),
     })
 }
@@ -234,6 +239,10 @@ fn run_one(
         Implementation::Libudt => {
             let peer = options.binaries.peer("udt_client")?;
             libudt::client(&peer, lab.b(), addr, p.spec, &p.buffers)
+        }
+        Implementation::Utp => {
+            let utp_perf = options.binaries.utp_perf()?;
+            utp::client(utp_perf, lab.b(), addr, p.spec, &p.buffers)?
         }
         _ => perf::client(&options.binaries.udt, lab.b(), addr, p.spec, &p.buffers),
     };

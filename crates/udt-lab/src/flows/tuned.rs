@@ -4,6 +4,7 @@
 //! - UDT (ours and libudt): UDT_SNDBUF and UDT_RCVBUF of at least two BDPs (never below
 //!   the 8192-packet default), so the window never limits the rate; libudt also gets
 //!   UDT_FC (its flow window, in packets) to match. UDP buffers stay at their defaults.
+//! - uTP: its send and receive buffers as UDT's (they cap the flight and the window alike).
 //! - Kernel TCP: autotuning stays on, with its ceilings (`net.ipv4.tcp_rmem` and
 //!   `tcp_wmem` maxima) raised to four BDPs (at least 32 MiB) in both of the
 //!   lab's namespaces, as ESnet's host-tuning guide recommends. These sysctls are per
@@ -39,10 +40,11 @@ pub fn tcp_limit(params: &LinkParams) -> u64 {
     (4 * bdp_bytes(params)).max(32 << 20)
 }
 
-/// The explicit sizes a flow asks for, with `Tuned` resolved for UDT (TCP tuning is the
-/// namespace's limits, so nothing per socket).
+/// The explicit sizes a flow asks for, with `Tuned` resolved for UDT and uTP (TCP tuning is
+/// the namespace's limits, so nothing per socket).
 pub fn resolve(spec: &FlowSpec, params: &LinkParams) -> BufferSizes {
-    match (spec.buffers, spec.implementation.is_udt()) {
+    let per_socket = spec.implementation.is_udt() || spec.implementation == Implementation::Utp;
+    match (spec.buffers, per_socket) {
         (Buffers::Default, _) | (Buffers::Tuned, false) => BufferSizes::default(),
         (Buffers::Tuned, true) => udt_buffers(params),
         (Buffers::Explicit(sizes), _) => sizes,
