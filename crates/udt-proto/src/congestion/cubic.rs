@@ -4,7 +4,7 @@
 //! Why UDT has it: it is the deterministic stand-in for kernel TCP in the simulator. The
 //! question "is `model` fair to TCP where the loss is congestion" (issue 12) needs TCP-like
 //! flows on the same simulated bottleneck, and N `cubic` UDT flows are that: the same window
-//! arithmetic, the same reaction to loss. The window arithmetic ([`CubicWindow`]) is also
+//! arithmetic, the same reaction to loss. The window arithmetic (`CubicWindow`) is also
 //! what `model` runs while it competes with loss-based flows, so the two cannot drift apart.
 //! It is also a plain choice for a user who wants UDT to behave exactly like TCP.
 //!
