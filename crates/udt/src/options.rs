@@ -32,7 +32,7 @@ use std::time::Duration;
 
 use udt_proto::config::{IP_UDP_OVERHEAD, UDT_HEADER};
 use udt_proto::congestion::{
-    ControllerFactory, FixedRateFactory, LedbatFactory, ModelFactory, NativeFactory,
+    ControllerFactory, CubicFactory, FixedRateFactory, LedbatFactory, ModelFactory, NativeFactory,
 };
 use udt_proto::{ConfigError, ConnectionConfig, Mode, SessionKey};
 
@@ -192,8 +192,9 @@ impl SocketOptions {
 
     /// UDT_CC by name, for command lines and configuration files: `native` (UDT's DAIMD,
     /// the default), `model` (the BBR-like model-based controller), `ledbat` (the LEDBAT
-    /// scavenger for background transfers: it takes only capacity others leave idle) or
-    /// `fixed-rate` (paces at
+    /// scavenger for background transfers: it takes only capacity others leave idle), `cubic`
+    /// (TCP's CUBIC, RFC 9438: exactly as aggressive as a Linux TCP flow) or `fixed-rate`
+    /// (paces at
     /// `rate_bytes_per_sec`, which it then needs; it never backs off, so use it on dedicated
     /// links only). Other controllers ignore the rate. The names are
     /// [`Self::CONTROLLER_NAMES`], each the factory's own `NAME`, so the name chosen here is
@@ -207,6 +208,7 @@ impl SocketOptions {
             NativeFactory::NAME => Arc::new(NativeFactory::default()),
             ModelFactory::NAME => Arc::new(ModelFactory::default()),
             LedbatFactory::NAME => Arc::new(LedbatFactory::default()),
+            CubicFactory::NAME => Arc::new(CubicFactory::default()),
             FixedRateFactory::NAME => match rate_bytes_per_sec.filter(|&r| r > 0) {
                 Some(rate) => Arc::new(FixedRateFactory::new(rate)),
                 None => return Err(OptionError::ControllerNeedsRate),
@@ -218,21 +220,31 @@ impl SocketOptions {
 
     /// The names [`Self::set_controller_named`] accepts, the default first. The one list of
     /// controller names: command lines offer and check these, and error messages list them.
-    pub const CONTROLLER_NAMES: [&'static str; 4] = [
+    pub const CONTROLLER_NAMES: [&'static str; 5] = [
         NativeFactory::NAME,
         ModelFactory::NAME,
         LedbatFactory::NAME,
+        CubicFactory::NAME,
         FixedRateFactory::NAME,
     ];
 
     /// Those of [`Self::CONTROLLER_NAMES`] that need no rate, in the same order: what a
     /// command line without a rate option (`udt cp`, `udt serve`, the lab's flows) offers.
-    pub const RATELESS_CONTROLLER_NAMES: [&'static str; 3] =
-        [NativeFactory::NAME, ModelFactory::NAME, LedbatFactory::NAME];
+    pub const RATELESS_CONTROLLER_NAMES: [&'static str; 4] = [
+        NativeFactory::NAME,
+        ModelFactory::NAME,
+        LedbatFactory::NAME,
+        CubicFactory::NAME,
+    ];
 
     /// The scavenger among [`Self::RATELESS_CONTROLLER_NAMES`] (LEDBAT): it takes only
     /// capacity other traffic leaves idle, so comparisons of shares leave it out.
     pub const SCAVENGER_CONTROLLER_NAME: &'static str = LedbatFactory::NAME;
+
+    /// The copy of TCP's CUBIC among [`Self::RATELESS_CONTROLLER_NAMES`]: a reference and
+    /// the simulator's stand-in for kernel TCP, so comparisons against kernel TCP cubic
+    /// leave it out.
+    pub const REFERENCE_CONTROLLER_NAME: &'static str = CubicFactory::NAME;
 
     /// UDT_FC: the largest flow window in packets (default 25600; 1..=2^24, values below 32
     /// become 32 as in 4.11).
@@ -748,10 +760,11 @@ mod tests {
             o.set_controller_named("fixed-rate", Some(0)).unwrap_err(),
             OptionError::ControllerNeedsRate
         );
-        let err = o.set_controller_named("cubic", None).unwrap_err();
+        let err = o.set_controller_named("reno", None).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown congestion controller \"cubic\": use native, model, ledbat or fixed-rate"
+            "unknown congestion controller \"reno\": use native, model, ledbat, cubic or \
+             fixed-rate"
         );
     }
 

@@ -160,7 +160,7 @@ pub fn parse_maxbw(rate: Option<&str>) -> Result<Option<u64>, UsageError> {
 
 /// The controllers `udt cp` and `udt serve` offer: the library's that need no rate
 /// (`fixed-rate` does: `udt perf --maxbw`).
-pub const CC_NAMES: [&str; 3] = SocketOptions::RATELESS_CONTROLLER_NAMES;
+pub const CC_NAMES: [&str; 4] = SocketOptions::RATELESS_CONTROLLER_NAMES;
 
 /// The default controller of `udt cp` and `udt serve`: see docs/lab/loss-sweep and
 /// decision-matrix for why (UDT4's default, `native`, stays the library's).

@@ -141,11 +141,15 @@ impl Implementation {
     /// (`udt::SocketOptions::RATELESS_CONTROLLER_NAMES`, in that order, but not `fixed-rate`,
     /// which needs a rate, nor the `ledbat` scavenger, which the grids of utilisation and
     /// fairness would only show giving way: its experiment is the yield time beside others;
-    /// [`Self::ours`]`("ledbat")` runs it as a flow).
+    /// [`Self::ours`]`("ledbat")` runs it as a flow; nor `cubic`, a copy of what kernel TCP
+    /// cubic already shows in every grid).
     pub fn ours_all() -> Vec<Self> {
         udt::SocketOptions::RATELESS_CONTROLLER_NAMES
             .iter()
-            .filter(|&&name| name != udt::SocketOptions::SCAVENGER_CONTROLLER_NAME)
+            .filter(|&&name| {
+                name != udt::SocketOptions::SCAVENGER_CONTROLLER_NAME
+                    && name != udt::SocketOptions::REFERENCE_CONTROLLER_NAME
+            })
             .map(|name| Self::ours(name))
             .collect()
     }
@@ -436,6 +440,7 @@ mod tests {
         assert!(all.contains(&Implementation::ours("native")));
         assert!(!all.contains(&Implementation::ours("fixed-rate")));
         assert!(!all.contains(&Implementation::ours("ledbat")));
+        assert!(!all.contains(&Implementation::ours("cubic")));
         assert_eq!(all.iter().filter(|i| !i.is_udt()).count(), 2);
         assert!(!all.contains(&Implementation::Utp));
         assert_eq!(Implementation::Utp.label(), "uTP (librqbit-utp)");

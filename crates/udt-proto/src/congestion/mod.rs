@@ -24,7 +24,9 @@
 //! What lives where: the trait and its input structs here; UDT's native DAIMD algorithm
 //! (4.11 `CUDTCC`) in [`native`]; the fixed-rate "blast" controller in [`fixed_rate`]; the
 //! BBR-like model-based controller (`--cc model`) in [`model`]; the LEDBAT scavenger for
-//! background transfers (`--cc ledbat`) in [`ledbat`].
+//! background transfers (`--cc ledbat`) in [`ledbat`]; TCP's CUBIC (`--cc cubic`), the
+//! simulator's stand-in for kernel TCP and the window arithmetic `model` uses beside
+//! loss-based flows, in [`cubic`].
 //!
 //! Not done here: the `UDT_MAXBW` floor on the period (10⁶ · MSS / MAXBW µs) is applied by
 //! the connection after reading [`Controller::send_period`], as 4.11 does it in
@@ -36,6 +38,7 @@ use std::time::Duration;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
 
+pub mod cubic;
 pub mod fixed_rate;
 pub mod ledbat;
 pub mod model;
@@ -44,6 +47,7 @@ pub mod native;
 #[cfg(test)]
 mod tests;
 
+pub use cubic::{Cubic, CubicConfig, CubicFactory};
 pub use fixed_rate::{FixedRate, FixedRateFactory};
 pub use ledbat::{Ledbat, LedbatConfig, LedbatFactory, LedbatPhase};
 pub use model::{ModelBased, ModelConfig, ModelFactory, ModelMode};

@@ -44,9 +44,15 @@
 //! do not count towards startup's plateau (as in BBR), so a connection that exchanges a few
 //! small messages before its bulk data still starts up at full speed.
 //!
+//! Competing with loss-based flows: a loss while the queue is full (the RTT half the path's
+//! floor above it) is congestion, not random loss, and the model then runs as a CUBIC flow
+//! (RFC 9438, `--cc cubic`'s window) until a trial every 10 s shows the competitors gone;
+//! see `model/competition.rs`. [`ModelConfig::tcp_friendly`] turns this off.
+//!
 //! Everything is O(1) per hook apart from `on_loss`, which is linear in the NAK's ranges.
 //! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
 
+mod competition;
 mod sampler;
 #[cfg(test)]
 mod tests;
@@ -56,6 +62,7 @@ use std::time::Duration;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
 
+use self::competition::{Competition, QueueWatch, MEMORY};
 use self::sampler::{MaxFilter, Sampler};
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
@@ -101,6 +108,7 @@ pub struct ModelConfig {
     loss_backoff: f64,
     initial_window_pkts: f64,
     min_window_pkts: f64,
+    tcp_friendly: bool,
 }
 
 impl ModelConfig {
@@ -156,6 +164,14 @@ impl ModelConfig {
         self
     }
 
+    /// Whether the model turns into a CUBIC flow while it competes with loss-based flows
+    /// (a standing queue with losses; `model/competition.rs`). Default on; off is the plain
+    /// BBR-like model, which takes several times a fair share beside TCP.
+    pub fn tcp_friendly(&mut self, on: bool) -> &mut Self {
+        self.tcp_friendly = on;
+        self
+    }
+
     /// The smallest window: probe RTT's window and the floor everywhere (default 4).
     pub fn min_window_pkts(&self) -> f64 {
         self.min_window_pkts.min(self.initial_window_pkts)
@@ -178,6 +194,7 @@ impl Default for ModelConfig {
             loss_backoff: 0.8,
             initial_window_pkts: 32.0,
             min_window_pkts: 4.0,
+            tcp_friendly: true,
         }
     }
 }
@@ -246,6 +263,11 @@ pub struct ModelBased {
     /// Whether any ACK of the round in progress came while application-limited.
     round_app_limited: bool,
     prev_arrival_max: f64,
+    // Competition with loss-based flows.
+    watch: QueueWatch,
+    competing: Option<Competition>,
+    /// The last competition and when it stopped, to resume from (see [`MEMORY`]).
+    suspended: Option<(Instant, Competition)>,
     // Outputs.
     pacing_gain: f64,
     cwnd_pkts: f64,
@@ -294,6 +316,9 @@ impl ModelBased {
             prev_arrival_max: 0.0,
             app_limited_until: None,
             round_app_limited: false,
+            watch: QueueWatch::new(now),
+            competing: None,
+            suspended: None,
             pacing_gain: STARTUP_GAIN,
             cwnd_pkts: config.initial_window_pkts,
             config,
@@ -328,6 +353,11 @@ impl ModelBased {
         self.bandwidth_pkts() * self.min_rtt().as_secs_f64()
     }
 
+    /// Whether the model currently competes with loss-based flows as a CUBIC flow.
+    pub fn competing(&self) -> bool {
+        self.competing.is_some()
+    }
+
     /// The current pacing gain.
     pub fn pacing_gain(&self) -> f64 {
         self.pacing_gain
@@ -343,9 +373,16 @@ impl ModelBased {
         &self.config
     }
 
-    /// The inter-packet period in microseconds: `10⁶ / (gain · bandwidth)`.
+    /// The inter-packet period in microseconds: `10⁶ / (gain · bandwidth)`, or while
+    /// competing the floor RTT over 1.2 CUBIC windows.
     pub fn period_us(&self) -> f64 {
-        1e6 / (self.pacing_gain * self.bandwidth_pkts())
+        match &self.competing {
+            Some(c) => {
+                let rtt = self.watch.floor().unwrap_or(self.srtt);
+                c.period_us(rtt.max(Duration::from_micros(1)))
+            }
+            None => 1e6 / (self.pacing_gain * self.bandwidth_pkts()),
+        }
     }
 
     /// Spacing of delivery-rate markers: eight per min RTT, or sixteen per ACK gap when ACKs
@@ -390,7 +427,7 @@ impl ModelBased {
     fn end_round(&mut self, now: Instant) {
         self.round += 1;
         self.round_started = now;
-        if self.overflowing() {
+        if self.competing.is_none() && self.overflowing() {
             self.back_off_once(now);
         }
         if self.lost_in_round > 0 {
@@ -504,8 +541,9 @@ impl ModelBased {
             && (inflight <= self.bdp_pkts() || now - self.mode_stamp >= min_rtt * 4)
         {
             self.enter(now, ModelMode::ProbeBandwidth);
+            self.watch.disarm();
         }
-        if self.mode == ModelMode::ProbeBandwidth {
+        if self.mode == ModelMode::ProbeBandwidth && self.competing.is_none() {
             self.advance_cycle(now, inflight);
         }
         if self.mode != ModelMode::ProbeRtt && min_rtt_expired {
@@ -575,6 +613,52 @@ impl ModelBased {
         }
     }
 
+    /// Whether the queue verdicts apply: the model is on, start-up is over.
+    fn judging(&self) -> bool {
+        let settled = matches!(self.mode, ModelMode::ProbeBandwidth | ModelMode::ProbeRtt);
+        self.config.tcp_friendly && self.filled && settled
+    }
+
+    /// A loss with the queue full: compete as a CUBIC flow, resuming the last competition if
+    /// it stopped for a trial less than [`MEMORY`] ago, else from what is in flight (at least
+    /// the estimate's worth over the current RTT: after a back-off the flight can be far
+    /// below what the flow delivers). See `model/competition.rs`.
+    fn judge_loss(&mut self, now: Instant, largest_sent: SeqNumber) {
+        if self.competing.is_some() || !self.judging() || !self.watch.queue_full(self.srtt) {
+            return;
+        }
+        let competition = match self.suspended.take() {
+            Some((left, mut c)) if now - left < MEMORY => {
+                c.resume(now, self.cum_ack, largest_sent);
+                c
+            }
+            _ => {
+                let front = self.sampler.front();
+                let flight = f64::from(front.offset_to(largest_sent.next()).max(0));
+                let delivering = self.bandwidth_pkts() * self.srtt.as_secs_f64();
+                let min = self.config.min_window_pkts();
+                Competition::new(now, flight.max(delivering), largest_sent, min)
+            }
+        };
+        self.competing = Some(competition);
+    }
+
+    /// Every [`competition::TRIAL`] of competing, try the rate-based model again at the rate
+    /// the flow had: if the competitors left, no loss comes with a full queue and it stays.
+    fn try_model(&mut self, now: Instant) {
+        if !self.competing.as_ref().is_some_and(|c| c.trial_due(now)) {
+            return;
+        }
+        if let Some(c) = self.competing.take() {
+            let rate = c.cwnd() / self.srtt.as_secs_f64().max(1e-6);
+            self.bw.reset(self.round, rate);
+            self.suspended = Some((now, c));
+            if self.mode == ModelMode::ProbeBandwidth {
+                self.enter(now, ModelMode::ProbeBandwidth);
+            }
+        }
+    }
+
     /// Feed the sampler the receiver's front and fold its samples into the model; returns
     /// the packets newly delivered.
     fn absorb(&mut self, now: Instant, front: SeqNumber, recv_rate_pkts: u32) -> u64 {
@@ -583,6 +667,9 @@ impl ModelBased {
             .sampler
             .on_progress(now, front, self.min_rtt() / 2, self.lost_total);
         self.update_min_rtt(now, sample.rtt);
+        if let Some(rtt) = sample.rtt.filter(|r| !r.is_zero()) {
+            self.watch.on_rtt(now, rtt, self.competing.is_some());
+        }
         if let Some(rate) = sample.rate_pkts.filter(|r| r.is_finite()) {
             let rate = self.cap_by_arrival_rate(rate, recv_rate_pkts);
             self.bw.update(self.round, rate);
@@ -656,6 +743,9 @@ impl ModelBased {
     fn update_window(&mut self, newly_acked: u64) {
         self.cwnd_pkts = if self.mode == ModelMode::ProbeRtt {
             self.config.min_window_pkts()
+        } else if let Some(c) = &self.competing {
+            let beyond_holes = self.cum_ack.offset_to(self.sampler.front()).max(0);
+            c.cwnd() + f64::from(beyond_holes)
         } else if self.filled {
             self.target_window()
         } else if self.cwnd_pkts < self.target_window() {
@@ -721,10 +811,15 @@ impl Controller for ModelBased {
         let front = self.sampler.front();
         let inflight = f64::from(front.offset_to(ack.largest_sent.next()).max(0));
         self.update_mode(now, inflight, min_rtt_expired);
+        if let Some(c) = &mut self.competing {
+            c.on_ack(now, newly as f64, inflight, self.srtt);
+        }
+        self.try_model(now);
         self.update_window(newly);
     }
 
     fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
+        let lost_before = self.lost_total;
         let mut front: Option<SeqNumber> = None;
         for range in loss.ranges {
             if range.first > range.last || range.last >= loss.largest_sent {
@@ -743,11 +838,17 @@ impl Controller for ModelBased {
             }
         }
         self.check_startup_loss(now);
-        // A badly overloaded path holds the cumulative ACK back and rounds stop ending: once
-        // a round has lasted two smoothed RTTs, judge its losses at each NAK. (Judging every
-        // round at each NAK instead made competing flows back off out of step: two flows on
-        // one bottleneck shared it 49:142.)
-        if self.round_stalled(now) && self.overflowing() {
+        if self.lost_total > lost_before {
+            self.judge_loss(now, loss.largest_sent);
+        }
+        if let Some(c) = &mut self.competing {
+            let fresh = self.lost_total - lost_before;
+            c.on_loss(now, fresh, self.cum_ack, loss.largest_sent);
+        } else if self.round_stalled(now) && self.overflowing() {
+            // A badly overloaded path holds the cumulative ACK back and rounds stop ending:
+            // once a round has lasted two smoothed RTTs, judge its losses at each NAK.
+            // (Judging every round at each NAK instead made competing flows back off out of
+            // step: two flows on one bottleneck shared it 49:142.)
             self.back_off_once(now);
         }
         if let Some(front) = front {
@@ -756,8 +857,11 @@ impl Controller for ModelBased {
         }
     }
 
-    fn on_timeout(&mut self, now: Instant, _info: &TimeoutInfo) {
-        self.back_off_once(now);
+    fn on_timeout(&mut self, now: Instant, info: &TimeoutInfo) {
+        match &mut self.competing {
+            Some(c) => c.on_timeout(info.largest_sent),
+            None => self.back_off_once(now),
+        }
         self.update_window(0);
     }
 

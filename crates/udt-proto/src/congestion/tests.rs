@@ -7,7 +7,8 @@
 //!
 //! Minimums: native — `NativeConfig::min_window_pkts()` (16 by default: the window starts at
 //! 16, only grows in slow start, and afterwards is `A/10⁶·(RTT + SYN) + 16 >= 16`);
-//! fixed rate — [`FixedRate::MIN_WINDOW_PKTS`] (16); ledbat — its configured minimum (2).
+//! fixed rate — [`FixedRate::MIN_WINDOW_PKTS`] (16); ledbat — its configured minimum (2);
+//! cubic — its configured minimum (4).
 
 use std::time::Duration;
 
@@ -87,6 +88,16 @@ proptest! {
     }
 
     #[test]
+    fn cubic_keeps_window_and_period_sane(
+        init in init(),
+        ops in proptest::collection::vec(op(), 0..300),
+    ) {
+        let mut cubic = Cubic::default();
+        let min = cubic.config().min_window_value();
+        run_model(&mut cubic, &init, ops, min, |_| Ok(())).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
     fn fixed_rate_keeps_window_and_period_sane(
         rate in 0u64..20_000_000_000,
         init in init(),
@@ -104,6 +115,8 @@ fn factories_build_named_controllers() {
     assert_eq!((native.name(), native.build().name()), ("native", "native"));
     let ledbat = LedbatFactory::default();
     assert_eq!((ledbat.name(), ledbat.build().name()), ("ledbat", "ledbat"));
+    let cubic = CubicFactory::default();
+    assert_eq!((cubic.name(), cubic.build().name()), ("cubic", "cubic"));
     let fixed = FixedRateFactory::new(1_000_000);
     assert_eq!(
         (fixed.name(), fixed.build().name()),

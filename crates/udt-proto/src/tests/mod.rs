@@ -468,5 +468,6 @@ fn server_to_client_stream() {
     println!("server -> client 4 MiB: {:?}", p.sim.now - start);
 }
 
+mod cc_fair;
 mod cc_ledbat;
 mod cc_model;

@@ -1,0 +1,550 @@
+//! A window-based CUBIC controller (RFC 9438), the loss-based algorithm Linux TCP runs by
+//! default, for UDT (`--cc cubic`).
+//!
+//! Why UDT has it: it is the deterministic stand-in for kernel TCP in the simulator. The
+//! question "is `model` fair to TCP where the loss is congestion" (issue 12) needs TCP-like
+//! flows on the same simulated bottleneck, and N `cubic` UDT flows are that: the same window
+//! arithmetic, the same reaction to loss. The window arithmetic (`CubicWindow`) is also
+//! what `model` runs while it competes with loss-based flows, so the two cannot drift apart.
+//! It is also a plain choice for a user who wants UDT to behave exactly like TCP.
+//!
+//! What it does, in UDT's terms:
+//! * **slow start** from 10 packets (RFC 6928): the window grows by what each ACK
+//!   acknowledges, until the first loss (no HyStart: the simulator's drop-tail queue gives a
+//!   crisp signal, and a test bed should be simple);
+//! * **a loss** (a NAK reporting sequence numbers not reported before) is one congestion
+//!   event per round trip: the window drops to β = 0.7 of itself (RFC 9438 §4.6), with fast
+//!   convergence (§4.7), and no further cut until the cumulative ACK passes what had been
+//!   sent at the cut (what TCP's recovery does);
+//! * **congestion avoidance**: the window follows `W_cubic(t) = C·(t − K)³ + W_max` with
+//!   C = 0.4 in packets and seconds (§4.2), or the Reno-friendly estimate `W_est` where that
+//!   is larger (§4.3), and grows only while the flow uses it;
+//! * **an EXP timeout** drops the window to the minimum and slow-starts back to β of what it
+//!   was (§4.8);
+//! * **pacing**: the window per RTT times 1.2 (2 in slow start), as Linux paces TCP, but per
+//!   the lowest smoothed RTT seen rather than the current one: Linux's smoothed RTT follows
+//!   each packet's sample, UDT's follows one ACK in 10 ms smoothed twice and lags the queue by
+//!   a round trip or more, so a flow paced by it after a cut sent too slowly to keep its
+//!   window in flight. The window, not the pacer, sets the rate.
+//!
+//! UDT acknowledges cumulatively, and the connection counts everything after a hole as in
+//! flight until the hole is repaired, where TCP with SACK counts only what is really in the
+//! network. The window handed to the connection therefore adds the packets between the
+//! cumulative ACK and the receiver's known front (a NAK ending at `l` proves `l + 1` arrived),
+//! so a hole does not stall the flow for a round trip.
+//!
+//! Every hook is O(1) apart from `on_loss`, which is linear in the NAK's ranges.
+
+use std::time::Duration;
+
+use super::{
+    duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
+    SentInfo, TimeoutInfo,
+};
+use crate::seq::SeqNumber;
+use crate::time::Instant;
+
+/// RFC 9438 §4.6: the multiplicative decrease factor.
+pub(super) const BETA: f64 = 0.7;
+/// RFC 9438 §4.2: the cubic growth constant, packets per second³.
+const C: f64 = 0.4;
+/// RFC 9438 §4.3: the Reno-friendly additive increase per round trip, 3(1 − β)/(1 + β).
+const ALPHA: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+/// Pacing gains: the window per RTT times this (Linux: 2 in slow start, 1.2 afterwards).
+pub(super) const PACING_GAIN: f64 = 1.2;
+const SLOW_START_PACING_GAIN: f64 = 2.0;
+/// Largest window, packets, whatever the peer advertises (keeps the arithmetic finite).
+const MAX_WINDOW_PKTS: f64 = 1e9;
+
+/// The CUBIC window arithmetic of RFC 9438, in packets and seconds, without any notion of
+/// ACKs or losses: callers say when a congestion event happened and how much was
+/// acknowledged.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct CubicWindow {
+    cwnd: f64,
+    ssthresh: f64,
+    /// The window just before the last reduction (`W_max`, after fast convergence).
+    w_max: f64,
+    /// The window just before the last reduction, as it was (`cwnd_prior`).
+    cwnd_prior: f64,
+    /// The Reno-friendly estimate (`W_est`).
+    w_est: f64,
+    /// Seconds from the epoch's start until the window is back at `w_max` (`K`).
+    k_secs: f64,
+    /// When the current congestion-avoidance epoch began.
+    epoch: Option<Instant>,
+    min_pkts: f64,
+}
+
+impl CubicWindow {
+    /// A window of `initial` packets in slow start, never below `min_pkts`.
+    pub(super) fn new(initial: f64, min_pkts: f64) -> Self {
+        let mut window = Self {
+            cwnd: initial,
+            ssthresh: f64::INFINITY,
+            w_max: initial,
+            cwnd_prior: initial,
+            w_est: initial,
+            k_secs: 0.0,
+            epoch: None,
+            min_pkts,
+        };
+        window.clamp();
+        window
+    }
+
+    /// The window, packets.
+    pub(super) fn cwnd(&self) -> f64 {
+        self.cwnd
+    }
+
+    /// Whether the window is below the slow-start threshold.
+    pub(super) fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Start congestion avoidance at `cwnd` packets as if a congestion event had just taken
+    /// the window there from `w_max` (what a controller switching to CUBIC mid-flow does).
+    pub(super) fn restart(&mut self, now: Instant, cwnd: f64, w_max: f64) {
+        self.cwnd = cwnd;
+        self.clamp();
+        self.ssthresh = self.cwnd;
+        self.cwnd_prior = w_max.max(self.cwnd);
+        self.w_max = self.cwnd_prior;
+        self.start_epoch(now);
+    }
+
+    /// `acked` packets were newly acknowledged at `now`, with `rtt` the smoothed round trip.
+    pub(super) fn on_ack(&mut self, now: Instant, acked: f64, rtt: Duration) {
+        if acked <= 0.0 {
+            return;
+        }
+        if self.in_slow_start() {
+            self.cwnd = (self.cwnd + acked).min(self.ssthresh.max(self.cwnd));
+            if !self.in_slow_start() {
+                // Slow start ended without loss: the epoch starts at this window.
+                self.w_max = self.cwnd;
+                self.cwnd_prior = self.cwnd;
+                self.start_epoch(now);
+            }
+        } else {
+            self.avoid(now, acked, rtt.as_secs_f64());
+        }
+        self.clamp();
+    }
+
+    /// Congestion avoidance (RFC 9438 §4.2-4.4): aim at `W_cubic(t + RTT)`, at most 1.5× the
+    /// window, and never below the Reno-friendly estimate.
+    fn avoid(&mut self, now: Instant, acked: f64, rtt: f64) {
+        let epoch = *self.epoch.get_or_insert(now);
+        let t = (now - epoch).as_secs_f64();
+        let target = self.w_cubic(t + rtt).clamp(self.cwnd, 1.5 * self.cwnd);
+        let cubic = self.cwnd + (target - self.cwnd) / self.cwnd * acked;
+        // §4.3: W_est grows by α per window acknowledged, by 1 once past cwnd_prior.
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            ALPHA
+        };
+        self.w_est += alpha * acked / self.cwnd;
+        self.cwnd = if self.w_cubic(t) < self.w_est {
+            self.w_est.max(self.cwnd)
+        } else {
+            cubic
+        };
+    }
+
+    fn w_cubic(&self, t: f64) -> f64 {
+        C * (t - self.k_secs).powi(3) + self.w_max
+    }
+
+    /// A congestion event at `now`: fast convergence, then the window drops to β of itself.
+    pub(super) fn on_congestion(&mut self, now: Instant) {
+        self.cwnd_prior = self.cwnd;
+        self.w_max = if self.cwnd < self.w_max {
+            self.cwnd * (1.0 + BETA) / 2.0
+        } else {
+            self.cwnd
+        };
+        self.cwnd *= BETA;
+        self.clamp();
+        self.ssthresh = self.cwnd;
+        self.start_epoch(now);
+    }
+
+    /// An EXP timeout: the minimum window, slow start up to β of the old window.
+    pub(super) fn on_timeout(&mut self) {
+        if self.cwnd > self.min_pkts {
+            self.ssthresh = (self.cwnd * BETA).max(self.min_pkts);
+            self.cwnd_prior = self.cwnd;
+            self.w_max = self.cwnd;
+        }
+        self.cwnd = self.min_pkts;
+        self.epoch = None;
+    }
+
+    fn start_epoch(&mut self, now: Instant) {
+        self.epoch = Some(now);
+        self.w_est = self.cwnd;
+        self.k_secs = ((self.w_max - self.cwnd).max(0.0) / C).cbrt();
+    }
+
+    fn clamp(&mut self) {
+        self.cwnd = if self.cwnd.is_finite() {
+            self.cwnd.clamp(self.min_pkts, MAX_WINDOW_PKTS)
+        } else {
+            self.min_pkts
+        };
+    }
+}
+
+/// Losses, once per sequence number, and the one-cut-per-round-trip rule: the parts of TCP's
+/// loss recovery that a window-based controller over UDT's NAKs needs.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct LossTracker {
+    /// The highest sequence number reported lost so far.
+    highest_lost: Option<SeqNumber>,
+    /// The largest sequence sent at the last cut: no new cut until the ACK passes it.
+    cut_at: Option<SeqNumber>,
+    /// The receiver's known front: the cumulative ACK, or past it when a NAK shows so.
+    front: SeqNumber,
+    last_ack: SeqNumber,
+}
+
+impl LossTracker {
+    pub(super) fn new(isn: SeqNumber) -> Self {
+        Self {
+            highest_lost: None,
+            cut_at: None,
+            front: isn,
+            last_ack: isn,
+        }
+    }
+
+    /// A cumulative ACK: returns the packets it newly acknowledged.
+    pub(super) fn on_ack(&mut self, ack: SeqNumber) -> u64 {
+        let newly = self.last_ack.offset_to(ack).max(0).unsigned_abs();
+        if newly > 0 {
+            self.last_ack = ack;
+            self.front = self.front.max_seq(ack);
+        }
+        u64::from(newly)
+    }
+
+    /// A NAK: returns how many sequence numbers it reports for the first time (ranges that
+    /// make no sense, ending at or beyond what was sent, are ignored).
+    pub(super) fn on_loss(&mut self, loss: &LossInfo<'_>) -> u64 {
+        let mut fresh = 0u64;
+        for range in loss.ranges {
+            if range.first > range.last || range.last >= loss.largest_sent {
+                continue;
+            }
+            self.front = self.front.max_seq(range.last.next());
+            let first = match self.highest_lost {
+                Some(h) => range.first.max_seq(h.next()),
+                None => range.first,
+            };
+            if first <= range.last {
+                fresh += u64::from(first.len_to(range.last));
+                self.highest_lost = Some(range.last);
+            }
+        }
+        fresh
+    }
+
+    /// Whether a cut now would be a new congestion event (the ACK has passed what was sent
+    /// at the last one); if so, remembers `largest_sent` as this cut's mark.
+    pub(super) fn try_cut(&mut self, largest_sent: SeqNumber) -> bool {
+        if self.cut_at.is_some_and(|mark| self.last_ack <= mark) {
+            return false;
+        }
+        self.cut_at = Some(largest_sent);
+        true
+    }
+
+    /// Packets between the cumulative ACK and the receiver's known front: received beyond a
+    /// hole, which the connection still counts as in flight.
+    pub(super) fn beyond_holes(&self) -> f64 {
+        f64::from(self.last_ack.offset_to(self.front).max(0))
+    }
+
+    /// The cumulative ACK.
+    pub(super) fn last_ack(&self) -> SeqNumber {
+        self.last_ack
+    }
+}
+
+/// CUBIC's parameters. [`Default`] follows RFC 9438 (β 0.7, C 0.4) with RFC 6928's initial
+/// window of 10 packets and a floor of 4 packets (UDT paces retransmissions at the period,
+/// so a smaller window would repair losses at a crawl).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CubicConfig {
+    initial_window_pkts: f64,
+    min_window_pkts: f64,
+}
+
+impl CubicConfig {
+    /// Window at `init`, packets (default 10). At least the minimum window.
+    pub fn initial_window_pkts(&mut self, pkts: f64) -> &mut Self {
+        self.initial_window_pkts = if pkts >= 1.0 { pkts } else { 1.0 };
+        self
+    }
+
+    /// The smallest window, packets (default 4). At least 1.
+    pub fn min_window_pkts(&mut self, pkts: f64) -> &mut Self {
+        self.min_window_pkts = if pkts >= 1.0 { pkts } else { 1.0 };
+        self
+    }
+
+    /// The smallest window the controller ever reports, packets.
+    pub fn min_window_value(&self) -> f64 {
+        self.min_window_pkts.min(self.initial_window_pkts)
+    }
+}
+
+impl Default for CubicConfig {
+    /// RFC 6928's 10-packet initial window and a 4-packet floor.
+    fn default() -> Self {
+        Self {
+            initial_window_pkts: 10.0,
+            min_window_pkts: 4.0,
+        }
+    }
+}
+
+/// The CUBIC controller. Build one per connection with [`Cubic::new`] or a
+/// [`CubicFactory`], then drive it through [`Controller`].
+#[derive(Clone, Debug)]
+pub struct Cubic {
+    config: CubicConfig,
+    window: CubicWindow,
+    losses: LossTracker,
+    max_window_pkts: f64,
+    srtt: Duration,
+    /// The lowest smoothed RTT seen, which the pacer uses.
+    min_rtt: Option<Duration>,
+}
+
+impl Cubic {
+    /// A controller in its `init` state for [`ControllerInit::default`] at time zero; the
+    /// connection calls [`Controller::init`] with the real values.
+    pub fn new(config: CubicConfig) -> Self {
+        Self::fresh(config, &ControllerInit::default())
+    }
+
+    fn fresh(config: CubicConfig, init: &ControllerInit) -> Self {
+        let min = config.min_window_value();
+        Self {
+            window: CubicWindow::new(config.initial_window_pkts, min),
+            losses: LossTracker::new(init.isn),
+            max_window_pkts: f64::from(init.max_window_pkts).max(min),
+            srtt: init.rtt.max(Duration::from_micros(1)),
+            min_rtt: None,
+            config,
+        }
+    }
+
+    /// The configuration this controller runs with.
+    pub fn config(&self) -> &CubicConfig {
+        &self.config
+    }
+
+    /// The congestion window itself, packets (without the packets beyond holes that
+    /// [`Controller::window_pkts`] adds).
+    pub fn cwnd_pkts(&self) -> f64 {
+        self.window.cwnd()
+    }
+
+    /// Whether the controller is in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.window.in_slow_start()
+    }
+
+    /// The inter-packet period in microseconds: the lowest RTT seen (the initial RTT until
+    /// an ACK brings one) over the paced window.
+    pub fn period_us(&self) -> f64 {
+        let gain = if self.in_slow_start() {
+            SLOW_START_PACING_GAIN
+        } else {
+            PACING_GAIN
+        };
+        let rtt = self.min_rtt.unwrap_or(self.srtt);
+        rtt.as_secs_f64() * 1e6 / (gain * self.window.cwnd())
+    }
+}
+
+impl Default for Cubic {
+    fn default() -> Self {
+        Self::new(CubicConfig::default())
+    }
+}
+
+impl Controller for Cubic {
+    fn init(&mut self, _now: Instant, init: &ControllerInit) {
+        *self = Self::fresh(self.config.clone(), init);
+    }
+
+    fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
+        if !ack.rtt.is_zero() {
+            self.srtt = ack.rtt;
+            self.min_rtt = Some(self.min_rtt.map_or(ack.rtt, |m| m.min(ack.rtt)));
+        }
+        let flight = f64::from(
+            self.losses
+                .last_ack()
+                .offset_to(ack.largest_sent.next())
+                .max(0),
+        );
+        let newly = self.losses.on_ack(ack.ack) as f64;
+        // Grow only a window the flow uses (RFC 9438 §5.8, after RFC 7661): half of it in
+        // flight, since pacing at 1.2× spreads the window over most of a round trip.
+        if flight * 2.0 >= self.window.cwnd() {
+            self.window.on_ack(now, newly, self.srtt);
+        }
+    }
+
+    fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
+        if self.losses.on_loss(loss) > 0 && self.losses.try_cut(loss.largest_sent) {
+            self.window.on_congestion(now);
+        }
+    }
+
+    fn on_timeout(&mut self, _now: Instant, info: &TimeoutInfo) {
+        self.losses.try_cut(info.largest_sent);
+        self.window.on_timeout();
+    }
+
+    fn on_packet_sent(&mut self, _now: Instant, _info: &SentInfo) {}
+
+    fn window_pkts(&self) -> f64 {
+        let window = self.window.cwnd() + self.losses.beyond_holes();
+        window.min(self.max_window_pkts.max(self.config.min_window_value()))
+    }
+
+    fn send_period(&self) -> Duration {
+        duration_from_micros_f64(self.period_us())
+    }
+
+    fn name(&self) -> &'static str {
+        CubicFactory::NAME
+    }
+}
+
+/// Builds [`Cubic`] controllers with one configuration.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CubicFactory {
+    /// The configuration every controller gets.
+    pub config: CubicConfig,
+}
+
+impl CubicFactory {
+    /// The controller's name in logs, stats and `--cc`.
+    pub const NAME: &'static str = "cubic";
+}
+
+impl ControllerFactory for CubicFactory {
+    fn build(&self) -> Box<dyn Controller> {
+        Box::new(Cubic::new(self.config.clone()))
+    }
+
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::congestion::LossRange;
+
+    fn at(ms: u64) -> Instant {
+        Instant::ZERO + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn a_congestion_event_cuts_to_beta_and_cubic_growth_returns_to_w_max_after_k() {
+        let mut w = CubicWindow::new(10.0, 4.0);
+        w.restart(at(0), 100.0, 100.0);
+        w.on_congestion(at(0));
+        assert!((w.cwnd() - 70.0).abs() < 1e-9);
+        // K = cbrt(30 / 0.4) ≈ 4.22 s: ACK a window every 100 ms until then.
+        let rtt = Duration::from_millis(100);
+        let mut t = 0;
+        while t < 4_200 {
+            t += 100;
+            let acked = w.cwnd();
+            w.on_ack(at(t), acked, rtt);
+        }
+        assert!((w.cwnd() - 100.0).abs() < 3.0, "cwnd {}", w.cwnd());
+        // A second event below W_max: fast convergence lowers W_max.
+        w.cwnd = 90.0;
+        w.on_congestion(at(t));
+        assert!((w.w_max - 90.0 * 0.85).abs() < 1e-9);
+    }
+
+    #[test]
+    fn reno_friendly_region_grows_by_alpha_per_round_trip_on_small_windows() {
+        let mut w = CubicWindow::new(10.0, 4.0);
+        w.restart(at(0), 100.0, 100.0);
+        w.on_congestion(at(0));
+        let start = w.cwnd();
+        // Short RTT: cubic growth is negligible over 10 round trips of 1 ms, and W_est stays
+        // below the window before the cut (past it, it grows by 1 a round trip).
+        for i in 1..=10 {
+            let acked = w.cwnd();
+            w.on_ack(at(i), acked, Duration::from_millis(1));
+        }
+        let grown = w.cwnd() - start;
+        assert!((grown - 10.0 * ALPHA).abs() < 0.5, "grew {grown}");
+    }
+
+    #[test]
+    fn slow_start_doubles_then_a_loss_ends_it_once_per_round_trip() {
+        let mut cubic = Cubic::default();
+        let init = ControllerInit {
+            isn: SeqNumber::new(0),
+            ..ControllerInit::default()
+        };
+        cubic.init(at(0), &init);
+        let ack = |seq: u32, sent: u32| AckInfo {
+            ack: SeqNumber::new(seq),
+            rtt: Duration::from_millis(50),
+            recv_rate_pkts: 0,
+            bandwidth_pkts: 0,
+            largest_sent: SeqNumber::new(sent),
+        };
+        cubic.on_ack(at(50), &ack(10, 30));
+        assert!(cubic.in_slow_start());
+        assert_eq!(cubic.cwnd_pkts(), 20.0);
+        let ranges = [LossRange {
+            first: SeqNumber::new(12),
+            last: SeqNumber::new(12),
+        }];
+        let loss = LossInfo {
+            first_lost: SeqNumber::new(12),
+            ranges: &ranges,
+            largest_sent: SeqNumber::new(30),
+            rtt: Duration::from_millis(50),
+            recv_rate_pkts: 0,
+            bandwidth_pkts: 0,
+        };
+        cubic.on_loss(at(60), &loss);
+        assert!(!cubic.in_slow_start());
+        assert!((cubic.cwnd_pkts() - 14.0).abs() < 1e-9);
+        // The packets past the hole (10..13) count towards the window the connection sees.
+        assert!((cubic.window_pkts() - 14.0 - 3.0).abs() < 1e-9);
+        // A second loss before the ACK passes sequence 30 is the same event.
+        let later = [LossRange {
+            first: SeqNumber::new(20),
+            last: SeqNumber::new(21),
+        }];
+        cubic.on_loss(
+            at(70),
+            &LossInfo {
+                ranges: &later,
+                ..loss
+            },
+        );
+        assert!((cubic.cwnd_pkts() - 14.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,317 @@
+//! Telling congestion from random loss, and what the model does when the loss is congestion.
+//!
+//! Holding the rate through random loss and yielding under congestion pull in opposite
+//! directions (issue 12); the model tells them apart by the queue at the time of a loss.
+//! Alone, it keeps the bottleneck's queue nearly empty: the 0.75 phase of each gain cycle
+//! drains what the 1.25 phase queued (a quarter of the path's RTT at most), so whatever it
+//! loses is random. Beside loss-based flows (TCP CUBIC, Reno, UDT's native DAIMD) losses come
+//! with a full queue: those flows grow until it overflows. That is congestion, and rate-based
+//! probing at the bandwidth estimate takes several times a fair share there (BBR v1's known
+//! unfairness to CUBIC; 2-5.6× in the lab).
+//!
+//! [`QueueWatch`] keeps the floor (the lowest RTT over 30-60 s, frozen while competing, so a
+//! standing queue is never mistaken for the path) and the recent RTT (the lowest of the last
+//! half to whole floor: a sample held back by a hole is beaten by a clean one). A loss while
+//! the recent RTT is above the floor by more than max(½ floor, 2 ms) is a loss with a full
+//! queue, and the model starts to compete: it becomes a CUBIC flow (the same [`CubicWindow`]
+//! as `--cc cubic`, RFC 9438). It starts at β of what it had in flight, aiming at (1 + β)/2
+//! of it (fast convergence: the rate-based model held more than its share), cuts by β once
+//! per round trip with loss, grows by the cubic and Reno-friendly rules, and paces at 1.2 ×
+//! window per floor RTT (the window, not the pacer, sets the rate).
+//!
+//! Whether the competitors are still there cannot be seen from inside CUBIC mode: alone, a
+//! CUBIC flow also fills the queue until it overflows. So every [`TRIAL`] the model goes back
+//! to its rate-based self at the rate it had while competing. If they are gone, no loss comes
+//! with a full queue and it stays; if not, the next such loss resumes the competition where
+//! it stopped, window and all (within [`MEMORY`]), with that loss as a congestion event.
+//!
+//! Two `model` flows alone keep a standing queue (their estimates add up to more than the
+//! link, as with BBR v1), but with a one-BDP queue it does not overflow, so they stay as they
+//! are. A flow that starts when the queue is already full measures that as its floor and
+//! cannot tell (BBR's latecomer problem); the floor rotates only while not competing.
+
+use std::time::Duration;
+
+use super::super::cubic::{CubicWindow, BETA, PACING_GAIN};
+use crate::seq::SeqNumber;
+use crate::time::Instant;
+
+/// The floor is the lowest RTT of the current bucket and the one before; buckets rotate this
+/// often while not competing.
+const FLOOR_BUCKET: Duration = Duration::from_secs(30);
+/// The recent RTT is the lowest of the current and the previous bucket of this many floors
+/// (at least [`MIN_RECENT`]): long enough that a sample held back by a hole is beaten by a
+/// clean one, short enough to show the queue as it was when a loss happened.
+const RECENT_FLOORS: f64 = 0.5;
+const MIN_RECENT: Duration = Duration::from_millis(2);
+/// Queue above the floor that counts as full at a loss: the larger of a fraction of the floor
+/// and an absolute delay. Alone, the model's 1.25 phase queues a quarter of the floor at
+/// most; beside flows that fill a one-BDP queue it is up to the whole floor.
+const FULL_FRACTION: f64 = 0.5;
+const FULL_MIN: Duration = Duration::from_millis(2);
+/// A sample within this much of the floor (a fraction of it, or an absolute delay) shows an
+/// empty queue.
+const EMPTY_FRACTION: f64 = 0.125;
+const EMPTY_MIN: Duration = Duration::from_millis(1);
+/// How long the model competes before it tries its rate-based self again.
+pub(super) const TRIAL: Duration = Duration::from_secs(10);
+/// How long after a trial began a loss with a full queue resumes the competition as it was.
+pub(super) const MEMORY: Duration = Duration::from_secs(10);
+
+/// The lowest of the samples in a bucket of time and the bucket before it.
+#[derive(Clone, Copy, Debug)]
+struct TwoBucketMin {
+    now: Option<Duration>,
+    prev: Option<Duration>,
+    start: Instant,
+}
+
+impl TwoBucketMin {
+    fn new(at: Instant) -> Self {
+        Self {
+            now: None,
+            prev: None,
+            start: at,
+        }
+    }
+
+    fn min(&self) -> Option<Duration> {
+        match (self.now, self.prev) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Add a sample at `at`, first starting a new bucket if this one is `bucket` old.
+    fn push(&mut self, at: Instant, sample: Duration, bucket: Option<Duration>) {
+        if bucket.is_some_and(|b| at - self.start >= b) {
+            self.prev = self.now.take();
+            self.start = at;
+        }
+        self.now = Some(self.now.map_or(sample, |m| m.min(sample)));
+    }
+}
+
+/// The RTT floor and the recent RTT (see the module doc).
+#[derive(Clone, Debug)]
+pub(super) struct QueueWatch {
+    floor: TwoBucketMin,
+    recent: TwoBucketMin,
+    /// Whether the queue has been seen empty since [`QueueWatch::disarm`]: until then a full
+    /// queue may be the flow's own start-up.
+    armed: bool,
+}
+
+impl QueueWatch {
+    pub(super) fn new(now: Instant) -> Self {
+        Self {
+            floor: TwoBucketMin::new(now),
+            recent: TwoBucketMin::new(now),
+            armed: false,
+        }
+    }
+
+    /// The lowest RTT of the last 30-60 s (or longer, while competing).
+    pub(super) fn floor(&self) -> Option<Duration> {
+        self.floor.min()
+    }
+
+    /// An RTT sample at `now`; `frozen` while competing (the floor does not rotate).
+    pub(super) fn on_rtt(&mut self, now: Instant, rtt: Duration, frozen: bool) {
+        let recent = self
+            .floor()
+            .map_or(MIN_RECENT, |f| f.mul_f64(RECENT_FLOORS).max(MIN_RECENT));
+        self.floor.push(now, rtt, (!frozen).then_some(FLOOR_BUCKET));
+        self.recent.push(now, rtt, Some(recent));
+        if let Some(floor) = self.floor() {
+            let empty = floor.mul_f64(EMPTY_FRACTION).max(EMPTY_MIN);
+            self.armed |= rtt.saturating_sub(floor) <= empty;
+        }
+    }
+
+    /// Ignore full queues until the queue has been seen empty: start-up overshoots by design,
+    /// and losses it caused are reported while its queue drains (alone on a path with a
+    /// one-BDP queue, the model took them for competitors and stayed a CUBIC flow).
+    pub(super) fn disarm(&mut self) {
+        self.armed = false;
+    }
+
+    /// Whether the queue is full as a loss is reported: both the recent RTT and `srtt`, the
+    /// connection's smoothed ACK/ACK2 round trip, are above the floor by more than
+    /// max(½ floor, 2 ms). Random loss alone never comes with that much queue; loss that
+    /// loss-based competitors cause always does. (The delivery samples alone are not enough:
+    /// under 1% random loss at 1 Gbit/s every sample for 100 ms or more waited for a hole's
+    /// repair and read 60% above the floor. ACK/ACK2 pairs wait for no hole, but are smoothed
+    /// twice and lag the queue by a round trip or more, so neither decides alone.)
+    pub(super) fn queue_full(&self, srtt: Duration) -> bool {
+        if !self.armed {
+            return false;
+        }
+        match (self.floor(), self.recent.min().map(|r| r.min(srtt))) {
+            (Some(floor), Some(recent)) => {
+                let full = floor.mul_f64(FULL_FRACTION).max(FULL_MIN);
+                recent.saturating_sub(floor) > full
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The model while it competes with loss-based flows: a CUBIC window (see the module doc).
+#[derive(Clone, Debug)]
+pub(super) struct Competition {
+    window: CubicWindow,
+    /// The largest sequence sent at the last cut: no new cut until the ACK passes it.
+    cut_at: SeqNumber,
+    /// When this stretch of competing began (entered or resumed).
+    since: Instant,
+}
+
+impl Competition {
+    /// Start competing at `now` with `inflight` packets in flight (what the model was
+    /// sending into the full queue): β of that, with the cubic epoch aiming at (1 + β)/2 of
+    /// it (fast convergence, RFC 9438 §4.7: the rate-based model held more than its share,
+    /// and aiming back at all of it kept that for many epochs).
+    pub(super) fn new(now: Instant, inflight: f64, largest_sent: SeqNumber, min: f64) -> Self {
+        let mut window = CubicWindow::new(inflight, min);
+        window.restart(now, inflight * BETA, inflight * (1.0 + BETA) / 2.0);
+        Self {
+            window,
+            cut_at: largest_sent,
+            since: now,
+        }
+    }
+
+    /// Whether it is time to try the rate-based model again.
+    pub(super) fn trial_due(&self, now: Instant) -> bool {
+        now - self.since >= TRIAL
+    }
+
+    /// Compete again after a trial of less than [`MEMORY`]: the window goes on from where it
+    /// was, with the loss that ended the trial as a congestion event. (Restarting from what
+    /// the rate-based model then had in flight took a larger share at every trial.)
+    pub(super) fn resume(&mut self, now: Instant, cum_ack: SeqNumber, largest_sent: SeqNumber) {
+        self.since = now;
+        self.on_loss(now, 1, cum_ack, largest_sent);
+    }
+
+    /// The CUBIC window, packets.
+    pub(super) fn cwnd(&self) -> f64 {
+        self.window.cwnd()
+    }
+
+    /// Pacing period in microseconds: the path's floor RTT over 1.2 windows, so the window,
+    /// not the pacer, sets the rate. (Paced by the smoothed RTT, which lags the queue by a
+    /// round trip or more, the flow sent too slowly after each cut to keep its window in
+    /// flight, and the queue, which its CUBIC competitors keep full, emptied.)
+    pub(super) fn period_us(&self, floor: Duration) -> f64 {
+        floor.as_secs_f64() * 1e6 / (PACING_GAIN * self.window.cwnd())
+    }
+
+    /// `newly` packets acknowledged with `inflight` in flight; the window grows only while
+    /// the flow uses at least half of it.
+    pub(super) fn on_ack(&mut self, now: Instant, newly: f64, inflight: f64, srtt: Duration) {
+        if inflight * 2.0 >= self.window.cwnd() {
+            self.window.on_ack(now, newly, srtt);
+        }
+    }
+
+    /// `fresh` losses newly reported at `now`, with the cumulative ACK at `cum_ack`: one cut
+    /// per round trip.
+    pub(super) fn on_loss(
+        &mut self,
+        now: Instant,
+        fresh: u64,
+        cum_ack: SeqNumber,
+        largest_sent: SeqNumber,
+    ) {
+        if fresh > 0 && self.cut_at < cum_ack {
+            self.window.on_congestion(now);
+            self.cut_at = largest_sent;
+        }
+    }
+
+    /// An EXP timeout: back to the minimum, slow start to β of the window.
+    pub(super) fn on_timeout(&mut self, largest_sent: SeqNumber) {
+        self.window.on_timeout();
+        self.cut_at = largest_sent;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ms: u64) -> Instant {
+        Instant::ZERO + Duration::from_millis(ms)
+    }
+
+    const SRTT: Duration = Duration::from_millis(100);
+
+    /// Feed 320 ms of samples `queue_ms` above a 40 ms floor.
+    fn samples(watch: &mut QueueWatch, t: &mut u64, queue_ms: u64) {
+        for _ in 0..32 {
+            *t += 10;
+            watch.on_rtt(at(*t), Duration::from_millis(40 + queue_ms), false);
+        }
+    }
+
+    #[test]
+    fn only_a_queue_of_half_the_floor_is_full() {
+        let mut watch = QueueWatch::new(at(0));
+        assert!(!watch.queue_full(SRTT));
+        watch.on_rtt(at(0), Duration::from_millis(40), false);
+        let mut t = 0;
+        // Start-up's queue, before the queue was ever seen empty, does not count.
+        watch.disarm();
+        samples(&mut watch, &mut t, 30);
+        assert!(!watch.queue_full(SRTT));
+        // The model's own probes: a quarter of the floor is no full queue.
+        samples(&mut watch, &mut t, 10);
+        assert!(!watch.queue_full(SRTT));
+        samples(&mut watch, &mut t, 3);
+        // A queue of 30 ms on a 40 ms path is.
+        samples(&mut watch, &mut t, 30);
+        assert!(watch.queue_full(SRTT));
+        // The smoothed ACK/ACK2 round trip must agree.
+        assert!(!watch.queue_full(Duration::from_millis(45)));
+        // Only the recent samples count: a moment later the queue is gone.
+        samples(&mut watch, &mut t, 3);
+        assert!(!watch.queue_full(SRTT));
+    }
+
+    #[test]
+    fn the_floor_rotates_only_while_not_competing() {
+        let mut watch = QueueWatch::new(at(0));
+        watch.on_rtt(at(0), Duration::from_millis(40), false);
+        // Frozen: a minute of higher samples leaves the floor alone.
+        for s in 1..=70 {
+            watch.on_rtt(at(s * 1000), Duration::from_millis(60), true);
+        }
+        assert_eq!(watch.floor(), Some(Duration::from_millis(40)));
+        // Not frozen: after two buckets the old floor is forgotten.
+        for s in 71..=140 {
+            watch.on_rtt(at(s * 1000), Duration::from_millis(60), false);
+        }
+        assert_eq!(watch.floor(), Some(Duration::from_millis(60)));
+    }
+
+    #[test]
+    fn competition_cuts_once_per_round_trip() {
+        let mut c = Competition::new(at(0), 100.0, SeqNumber::new(100), 4.0);
+        assert!((c.cwnd() - 70.0).abs() < 1e-9);
+        // Losses before the ACK passes what was in flight at entry are the same event.
+        c.on_loss(at(10), 3, SeqNumber::new(50), SeqNumber::new(150));
+        assert!((c.cwnd() - 70.0).abs() < 1e-9);
+        c.on_loss(at(50), 3, SeqNumber::new(120), SeqNumber::new(170));
+        assert!((c.cwnd() - 49.0).abs() < 1e-9);
+        c.on_loss(at(60), 3, SeqNumber::new(130), SeqNumber::new(175));
+        assert!((c.cwnd() - 49.0).abs() < 1e-9);
+        // A trial after ten seconds; a resume is a congestion event and restarts the clock.
+        assert!(!c.trial_due(at(9_000)));
+        assert!(c.trial_due(at(10_000)));
+        c.resume(at(10_100), SeqNumber::new(180), SeqNumber::new(300));
+        assert!((c.cwnd() - 49.0 * BETA).abs() < 1e-9);
+        assert!(!c.trial_due(at(19_000)));
+    }
+}
