@@ -2,8 +2,10 @@
 //!
 //! One loop: receive a batch (`recvmmsg`) and route each datagram through the endpoint to its
 //! connection; serve connections the application touched; run due timers; send everything
-//! the connections emitted as one batch (`sendmmsg`); then wait for the socket, a wake-up from
-//! the application, or the earliest connection deadline. Routing and driving are udt-proto's
+//! the connections emitted as one batch (`sendmmsg`); wake the applications whose
+//! connections had events (after the send and outside the connection locks, so a woken thread
+//! does not block on a lock still held); then wait for the socket, a wake-up from the
+//! application, or the earliest connection deadline. Routing and driving are udt-proto's
 //! drive contract (`Endpoint::route`, `Connection::drive`); this file adds only what a
 //! threaded port needs around it: locks, the timer heap, batching, waking the application.
 //!
@@ -81,6 +83,9 @@ struct Driver {
     pending: Vec<Arc<ConnShared>>,
     /// When the next pass for ICMP reports may run.
     icmp_pass: Pacing,
+    /// The socket may have datagrams: false only after a wait that ended without the socket
+    /// becoming readable (a timer), so a timer wake-up costs no `recvmmsg` that fails.
+    readable: bool,
 }
 
 /// Everything a connection's output goes to (split from `Driver` so it can be borrowed while
@@ -92,6 +97,9 @@ struct Output {
     errq: ErrorQueue,
     timers: BinaryHeap<TimerEntry>,
     retire: Vec<Arc<ConnShared>>,
+    /// Connections whose application is to be woken once their locks are released and the
+    /// batch has left (with whether threads were blocked on the condition variable).
+    wake: Vec<(Arc<ConnShared>, bool)>,
 }
 
 impl Driver {
@@ -104,10 +112,12 @@ impl Driver {
                 errq: ErrorQueue::new(),
                 timers: BinaryHeap::new(),
                 retire: Vec::new(),
+                wake: Vec::new(),
             },
             rx: RecvBatch::new(slot, mux.socket_info.gro),
             pending: Vec::new(),
             icmp_pass: Pacing::new(ICMP_EVERY),
+            readable: true,
             mux,
         }
     }
@@ -117,7 +127,9 @@ impl Driver {
         let span = tracing::debug_span!("udt-io", port = self.mux.local_addr().port());
         let _enter = span.enter();
         while !self.mux.aborted.load(SeqCst) {
-            self.receive();
+            if std::mem::replace(&mut self.readable, true) {
+                self.receive();
+            }
             let now = self.mux.now();
             self.deliver_icmp(now);
             self.serve_pending(now);
@@ -128,6 +140,7 @@ impl Driver {
                 self.deliver_icmp(now);
                 self.out.flush();
             }
+            self.out.wake_applications();
             self.retire_drained();
             if self.finished() {
                 break;
@@ -291,10 +304,12 @@ impl Driver {
         if !self.mux.has_pending() {
             let timeout = left.map(|l| l.max(MIN_SLEEP));
             match sys::wait(self.out.fd, self.mux.waker(), timeout) {
-                Ok(true) => {
-                    self.out.errq.drain(self.out.fd);
+                Ok(woken) => {
+                    if woken.error {
+                        self.out.errq.drain(self.out.fd);
+                    }
+                    self.readable = woken.readable;
                 }
-                Ok(false) => {}
                 Err(e) => {
                     tracing::warn!(error = %e, "ppoll failed");
                     thread::sleep(Duration::from_millis(1));
@@ -370,7 +385,11 @@ impl Output {
                 .is_some_and(|c| c.contains(Capabilities::GSO));
         let driven = st.conn.drive(now, &mut PortSink { out: self, gso });
         if driven.events {
-            conn.notify(st);
+            let waiters = st.has_waiters();
+            match self.wake.last_mut() {
+                Some((last, w)) if Arc::ptr_eq(last, conn) => *w |= waiters,
+                _ => self.wake.push((Arc::clone(conn), waiters)),
+            }
         }
         if let Some(at) = driven.timeout {
             // A deadline that is already due was just served: look again next round.
@@ -385,6 +404,14 @@ impl Output {
         }
         if driven.drained {
             self.retire.push(Arc::clone(conn));
+        }
+    }
+
+    /// Wake the applications of the connections that had events, now that no connection
+    /// lock is held and the datagrams they caused have left.
+    fn wake_applications(&mut self) {
+        for (conn, waiters) in self.wake.drain(..) {
+            conn.wake(waiters);
         }
     }
 
