@@ -61,6 +61,10 @@ const ICMP_EVERY: Duration = Duration::from_millis(10);
 /// core schedules each packet from the previous one's slot, not from when it actually left,
 /// and lets a late sender catch up (up to its 500 µs pacing slack).
 const MIN_SLEEP: Duration = Duration::from_micros(200);
+/// The longest a streaming port leaves arrivals unread (see `Driver::hold`)…
+const MAX_HOLD: Duration = Duration::from_millis(2);
+/// …and at most this fraction of the smallest smoothed RTT among the connections driven.
+const HOLD_RTT_DIVISOR: u32 = 8;
 /// Receive batches handled before timers and sends get their turn.
 const MAX_RECV_BATCHES: usize = 8;
 /// I/O thread stack: the loop needs little, and a process may run a thousand multiplexers.
@@ -86,6 +90,8 @@ struct Driver {
     /// The socket may have datagrams: false only after a wait that ended without the socket
     /// becoming readable (a timer), so a timer wake-up costs no `recvmmsg` that fails.
     readable: bool,
+    /// Datagrams the last `receive` read.
+    received: usize,
 }
 
 /// Everything a connection's output goes to (split from `Driver` so it can be borrowed while
@@ -100,6 +106,8 @@ struct Output {
     /// Connections whose application is to be woken once their locks are released and the
     /// batch has left (with whether threads were blocked on the condition variable).
     wake: Vec<(Arc<ConnShared>, bool)>,
+    /// The smallest smoothed RTT among the connections driven since the last wait.
+    rtt_floor: Duration,
 }
 
 impl Driver {
@@ -113,11 +121,13 @@ impl Driver {
                 timers: BinaryHeap::new(),
                 retire: Vec::new(),
                 wake: Vec::new(),
+                rtt_floor: Duration::MAX,
             },
             rx: RecvBatch::new(slot, mux.socket_info.gro),
             pending: Vec::new(),
             icmp_pass: Pacing::new(ICMP_EVERY),
             readable: true,
+            received: 0,
             mux,
         }
     }
@@ -154,6 +164,7 @@ impl Driver {
     /// stamped with the kernel's arrival time, so the estimators see the true spacing, not
     /// when this thread got around to reading; replies are sent as of the time of reading.
     fn receive(&mut self) {
+        self.received = 0;
         for _ in 0..MAX_RECV_BATCHES {
             let n = match self.rx.recv(self.out.fd) {
                 Ok(n) => n,
@@ -171,6 +182,7 @@ impl Driver {
             if n == 0 {
                 return;
             }
+            self.received += n;
             let clock = ArrivalClock::read(&self.mux);
             let mut state = self.mux.lock();
             // Consecutive datagrams for one connection are handed over one by one but the
@@ -297,18 +309,25 @@ impl Driver {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        let hold = self.hold();
+        self.out.rtt_floor = Duration::MAX;
         if left.is_some_and(|l| l.is_zero()) || self.mux.has_pending() {
             return;
         }
+        // Holding: sleep until the next deadline or the hold's end, the socket unwatched.
+        let (timeout, socket) = match hold {
+            Some(h) => (Some(left.map_or(h, |l| l.min(h))), None),
+            None => (left, Some(self.out.fd)),
+        };
         self.mux.sleeping.store(true, SeqCst);
         if !self.mux.has_pending() {
-            let timeout = left.map(|l| l.max(MIN_SLEEP));
-            match sys::wait(self.out.fd, self.mux.waker(), timeout) {
+            let timeout = timeout.map(|l| l.max(MIN_SLEEP));
+            match sys::wait(socket, self.mux.waker(), timeout) {
                 Ok(woken) => {
                     if woken.error {
                         self.out.errq.drain(self.out.fd);
                     }
-                    self.readable = woken.readable;
+                    self.readable = woken.readable || hold.is_some();
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "ppoll failed");
@@ -317,6 +336,20 @@ impl Driver {
             }
         }
         self.mux.sleeping.store(false, SeqCst);
+    }
+}
+
+impl Driver {
+    /// How long to leave arrivals unread, if at all. A port that just read a train (more
+    /// than one datagram) is streaming: it reads again after the next deadline or
+    /// `MAX_HOLD`, whichever is sooner, instead of waking for each train. The kernel's arrival
+    /// stamps keep the estimators exact; what waits is the reaction (an ACK or NAK at the
+    /// receiver, a wider window at the sender), by less than an eighth of the smallest RTT
+    /// among the connections driven, so short paths (a loopback) are not held at all. A
+    /// single datagram (a handshake, a ping, a lone ACK) is never held for.
+    fn hold(&self) -> Option<Duration> {
+        let hold = MAX_HOLD.min(self.out.rtt_floor / HOLD_RTT_DIVISOR);
+        (self.received > 1 && hold >= MIN_SLEEP).then_some(hold)
     }
 }
 
@@ -384,6 +417,7 @@ impl Output {
                 .peer_extensions()
                 .is_some_and(|c| c.contains(Capabilities::GSO));
         let driven = st.conn.drive(now, &mut PortSink { out: self, gso });
+        self.rtt_floor = self.rtt_floor.min(st.conn.smoothed_rtt());
         if driven.events {
             let waiters = st.has_waiters();
             match self.wake.last_mut() {

@@ -450,13 +450,18 @@ pub(crate) struct Woken {
     pub(crate) error: bool,
 }
 
-/// Block until `socket` is readable, the waker fires, or `timeout` passes (`None`: no limit).
-/// `ppoll` takes a nanosecond timeout, and with a timer slack of 1 ns the kernel's hrtimer
-/// wakes us within a few microseconds, unlike `poll`/`epoll_wait`'s milliseconds.
-pub(crate) fn wait(socket: RawFd, waker: &Waker, timeout: Option<Duration>) -> io::Result<Woken> {
+/// Block until `socket` is readable (if given), the waker fires, or `timeout` passes (`None`:
+/// no limit). `ppoll` takes a nanosecond timeout, and with a timer slack of 1 ns the kernel's
+/// hrtimer wakes us within a few microseconds, unlike `poll`/`epoll_wait`'s milliseconds.
+pub(crate) fn wait(
+    socket: Option<RawFd>,
+    waker: &Waker,
+    timeout: Option<Duration>,
+) -> io::Result<Woken> {
     let mut fds = [
         libc::pollfd {
-            fd: socket,
+            // ppoll skips a negative descriptor.
+            fd: socket.unwrap_or(-1),
             events: libc::POLLIN,
             revents: 0,
         },
