@@ -90,7 +90,7 @@ struct Driver {
     /// The socket may have datagrams: false only after a wait that ended without the socket
     /// becoming readable (a timer), so a timer wake-up costs no `recvmmsg` that fails.
     readable: bool,
-    /// Datagrams the last `receive` read.
+    /// Datagrams read since the last wait.
     received: usize,
 }
 
@@ -310,6 +310,7 @@ impl Driver {
             (a, b) => a.or(b),
         };
         let hold = self.hold();
+        self.received = 0;
         self.out.rtt_floor = Duration::MAX;
         if left.is_some_and(|l| l.is_zero()) || self.mux.has_pending() {
             return;
@@ -337,9 +338,7 @@ impl Driver {
         }
         self.mux.sleeping.store(false, SeqCst);
     }
-}
 
-impl Driver {
     /// How long to leave arrivals unread, if at all. A port that just read a train (more
     /// than one datagram) is streaming: it reads again after the next deadline or
     /// `MAX_HOLD`, whichever is sooner, instead of waking for each train. The kernel's arrival
