@@ -93,22 +93,30 @@ impl Default for RttEstimator {
 
 /// Receiver-side packet arrival speed (ACK word 4), from the last 16 inter-arrival times.
 ///
-/// Datagrams that arrive with the *same* time (a runtime reading coalesced GRO trains, or a
-/// kernel that cut one GSO train apart, stamps them all alike) are one arrival event: the
-/// interval from that time to the next arrival is shared evenly among them. Recording zero
-/// intervals instead would make the median 0 and the estimate unknown, or, mixed with the
-/// gaps between trains, report the train rate as far too low (a 40-packet train every
-/// 200 µs read as one packet per 1.2 ms), which starved the sender's window.
+/// Arrivals are timed in *events*: a full-sized packet that arrives less than
+/// [`BACK_TO_BACK`] after the previous one joins its event (up to [`MAX_EVENT`] from the event's first packet), and the
+/// time from an event's start to the next one's is shared evenly among its packets. Packets
+/// spaced by their sending rate read as in 4.11, one interval each; a pacing train, sent at
+/// one instant and arriving back to back, is timed as a unit. Per-packet intervals read the
+/// gaps inside trains (a few µs through a veth), the median filter then dropped the gaps
+/// between them, and a 1 Gbit/s flow in trains read as 4 Gbit/s. Datagrams stamped with one
+/// time (a GRO train) are the same case. An event records at most [`ARRIVAL_WINDOW`] entries.
 #[derive(Clone, Debug)]
 pub(crate) struct ArrivalSpeed {
     window_us: [u32; ARRIVAL_WINDOW],
     next: usize,
-    last_arrival: Option<Instant>,
-    /// Packets that arrived at `last_arrival` (1 for an ordinary single arrival).
-    same_time: u32,
+    /// When the arrival event under way began, and when its last packet arrived.
+    event: Option<(Instant, Instant)>,
+    /// Packets in it so far.
+    event_pkts: u32,
 }
 
 const ARRIVAL_WINDOW: usize = 16;
+/// Full-sized arrivals closer than this are back to back: one event. Above a veth's (1-3 µs)
+/// or a 10 Gbit/s link's (1.2 µs) spacing, below a 1 Gbit/s sender's (12 µs).
+const BACK_TO_BACK: Duration = Duration::from_micros(10);
+/// The longest event (a continuous stream of back-to-back packets still reports each ms).
+const MAX_EVENT: Duration = Duration::from_millis(1);
 const PROBE_WINDOW: usize = 64;
 
 impl ArrivalSpeed {
@@ -118,39 +126,41 @@ impl ArrivalSpeed {
         Self {
             window_us: [1_000_000; ARRIVAL_WINDOW],
             next: 0,
-            last_arrival: None,
-            same_time: 0,
+            event: None,
+            event_pkts: 0,
         }
     }
 
     /// Records a data packet arrival (every one, duplicates included, §4.7).
     ///
-    /// The first call only sets the reference time. (4.11 measures the first interval from
-    /// socket creation; that one sample is dropped by the median filter anyway.)
-    /// Arrivals stamped with the same time as the previous one are counted, and their
-    /// interval recorded once the next time arrives (see the type's documentation).
-    pub(crate) fn on_arrival(&mut self, now: Instant) {
-        match self.last_arrival {
-            Some(last) if last == now => {
-                self.same_time = self.same_time.saturating_add(1);
+    /// The first call only starts the first event. (4.11 measures the first interval from
+    /// socket creation; that one sample is dropped by the median filter anyway.) An event's
+    /// interval is recorded when the next event starts (see the type's documentation).
+    ///
+    /// Only `full_size` packets join an event by arriving back to back (besides datagrams
+    /// stamped alike): a short packet (a write's tail) follows the one before it closely
+    /// because it is short, which is the link's spacing, read per packet as in 4.11.
+    pub(crate) fn on_arrival(&mut self, now: Instant, full_size: bool) {
+        if let Some((start, last)) = self.event {
+            let joins = now == last || (full_size && now < last + BACK_TO_BACK);
+            if joins && now < start + MAX_EVENT {
+                self.event = Some((start, now.max(last)));
+                self.event_pkts = self.event_pkts.saturating_add(1);
                 return;
             }
-            Some(last) => {
-                let packets = self.same_time.max(1);
-                let mut interval = micros_u32((now - last) / packets);
-                if packets > 1 {
-                    // A train faster than 1 µs per packet must not read as "unknown".
-                    interval = interval.max(1);
-                }
-                for _ in 0..packets.min(ARRIVAL_WINDOW as u32) {
-                    self.window_us[self.next] = interval;
-                    self.next = (self.next + 1) % ARRIVAL_WINDOW;
-                }
+            let packets = self.event_pkts.max(1);
+            let mut interval = micros_u32((now - start) / packets);
+            if packets > 1 {
+                // An event faster than 1 µs per packet must not read as "unknown".
+                interval = interval.max(1);
             }
-            None => {}
+            for _ in 0..packets.min(ARRIVAL_WINDOW as u32) {
+                self.window_us[self.next] = interval;
+                self.next = (self.next + 1) % ARRIVAL_WINDOW;
+            }
         }
-        self.last_arrival = Some(now);
-        self.same_time = 1;
+        self.event = Some((now, now));
+        self.event_pkts = 1;
     }
 
     /// Packets per second, or 0 when too few intervals agree with the median.
@@ -343,7 +353,7 @@ mod tests {
     fn arrival_speed_of_steady_100us_spacing() {
         let mut speed = ArrivalSpeed::new();
         for i in 0..=16 {
-            speed.on_arrival(at(5_000 + i * 100));
+            speed.on_arrival(at(5_000 + i * 100), true);
         }
         assert_eq!(speed.speed_pkts(), 10_000);
     }
@@ -354,12 +364,12 @@ mod tests {
         // 8 intervals of 100 µs: the other 8 are still 1 s, so the median is 1 s and only
         // those 8 pass the filter: 1e6 / 1e6 = 1 ... but 8 is not "more than 8".
         for i in 0..=8 {
-            speed.on_arrival(at(i * 100));
+            speed.on_arrival(at(i * 100), true);
         }
         assert_eq!(speed.speed_pkts(), 0);
         // A 9th and 10th: the sorted first 15 now put 100 µs at index 8.
-        speed.on_arrival(at(900));
-        speed.on_arrival(at(1000));
+        speed.on_arrival(at(900), true);
+        speed.on_arrival(at(1000), true);
         assert_eq!(speed.speed_pkts(), 10_000);
     }
 
@@ -367,13 +377,35 @@ mod tests {
     fn arrival_speed_filters_outliers() {
         let mut speed = ArrivalSpeed::new();
         let mut t = 0;
-        speed.on_arrival(at(t));
+        speed.on_arrival(at(t), true);
         for i in 0..16 {
             t += if i == 3 { 5_000 } else { 200 };
-            speed.on_arrival(at(t));
+            speed.on_arrival(at(t), true);
         }
         // The 5 ms gap is > 8 × 200 µs and is dropped: 15 × 200 µs kept.
         assert_eq!(speed.speed_pkts(), 5_000);
+    }
+
+    #[test]
+    fn arrival_speed_times_pacing_trains_as_units() {
+        // Issue 13: 4-packet trains sent at one instant arrive 2 µs apart, one train per ms:
+        // 4,000 packets/s, not the 500,000 the gaps inside the trains read as per packet.
+        let mut speed = ArrivalSpeed::new();
+        for train in 0..8 {
+            for i in 0..4 {
+                speed.on_arrival(at(10_000 + train * 1_000 + i * 2), true);
+            }
+        }
+        assert_eq!(speed.speed_pkts(), 4_000);
+        // ~1.2 Gbit/s as a runtime that wakes every 200 µs sends it: 20-packet bursts 3 µs
+        // apart (read per packet: 333,334/s).
+        let mut gbit = ArrivalSpeed::new();
+        for burst in 0..25 {
+            for i in 0..20 {
+                gbit.on_arrival(at(10_000 + burst * 200 + i * 3), true);
+            }
+        }
+        assert_eq!(gbit.speed_pkts(), 100_000);
     }
 
     #[test]
@@ -382,7 +414,7 @@ mod tests {
         let mut speed = ArrivalSpeed::new();
         for train in 0..4 {
             for _ in 0..40 {
-                speed.on_arrival(at(1_000 + train * 200));
+                speed.on_arrival(at(1_000 + train * 200), true);
             }
         }
         assert_eq!(speed.speed_pkts(), 200_000);
@@ -390,7 +422,7 @@ mod tests {
         let mut fast = ArrivalSpeed::new();
         for train in 0..3 {
             for _ in 0..40 {
-                fast.on_arrival(at(1_000 + train * 20));
+                fast.on_arrival(at(1_000 + train * 20), true);
             }
         }
         assert_eq!(fast.speed_pkts(), 1_000_000);

@@ -15,16 +15,18 @@
 //! only the schedule matters. When there is nothing to send at a due time, the debt is
 //! forgiven: an idle connection earns no burst.
 //!
-//! **Trains.** A packet that leaves on time opens a train: the slots of the next
-//! [`TRAIN_PKTS`] − 1 packets, if they fall within [`TRAIN`], may go with it, and the next
-//! wake-up is when the slot after the train comes due. The average rate is the controller's;
-//! what changes is the grain at low rates: at 45 Mbit/s (a packet every 260 µs) each packet
-//! cost a wake-up and a send at the sender and a wake-up and a receive at the receiver, where
-//! a train is one wake-up, one `sendmmsg` (one GSO send) and one GRO batch. Kernel TCP paces
-//! the same way (TSO autosizing: about 1 ms of data per burst). From about 200 Mbit/s up, the
-//! runtime's 200 µs minimum sleep batches more than a train anyway. Trains stay short: the
-//! model controller samples delivery per send instant, and on a sub-millisecond path
-//! 16-packet trains held it at 37% of 1 Gbit/s.
+//! **Trains.** A packet that leaves on time opens a train: the slots that fall within the
+//! next [`TRAIN`] of the schedule (at most [`TRAIN_MAX_PKTS`], and at most a quarter of the
+//! RTT's worth unless that is under [`TRAIN_MIN_PKTS`]) may go with it, and the next wake-up
+//! is when the slot after the train comes due. The average rate is the controller's; what
+//! changes is the grain: each packet 260 µs apart at 45 Mbit/s, or 60 µs apart at
+//! 200 Mbit/s, cost a wake-up and a send at the sender and a wake-up and a receive at the
+//! receiver, where a train is one wake-up, one `sendmmsg` (one GSO send) and one GRO batch.
+//! Kernel TCP paces the same way (TSO autosizing: about 1 ms of data per burst). The RTT bound
+//! is for short paths: on a 100 µs path with a BDP-sized queue, 16-packet trains overflowed
+//! the queue and held the model controller at 37% of 1 Gbit/s in the simulator. Trains
+//! longer than [`TRAIN_MIN_PKTS`] go only where the runtime sends them as one GSO segment
+//! (the connection passes a zero RTT otherwise).
 
 use std::time::Duration;
 
@@ -36,10 +38,14 @@ pub(crate) const MAX_DEBT: Duration = Duration::from_millis(5);
 pub(crate) const BURST: Duration = Duration::from_micros(500);
 /// Owed packets leave at most this many times faster than the period.
 const CATCH_UP_SPEED: u32 = 2;
-/// The longest stretch of the schedule a train may carry…
+/// The longest stretch of the schedule a train may carry (kernel TCP's pacing grain)…
 pub(crate) const TRAIN: Duration = Duration::from_millis(1);
-/// …and the most packets in it (see the module doc).
-pub(crate) const TRAIN_PKTS: u32 = 4;
+/// …at most this fraction of the smoothed RTT, unless that is under [`TRAIN_MIN_PKTS`]…
+const TRAIN_RTT_DIVISOR: u32 = 4;
+/// …always this many packets, however short the path…
+pub(crate) const TRAIN_MIN_PKTS: u32 = 4;
+/// …and never more than one GSO send carries (64 segments).
+pub(crate) const TRAIN_MAX_PKTS: u32 = 64;
 
 /// The pacing state of one connection.
 #[derive(Debug, Clone)]
@@ -72,11 +78,11 @@ impl Pacer {
     }
 
     /// A packet left at `now`, using `slots` periods of the schedule (0 for the first of a
-    /// probe pair, whose partner follows at once; 2 for that partner). A packet that left
-    /// on time opens a train.
-    pub(crate) fn on_sent(&mut self, now: Instant, period: Duration, slots: u32) {
+    /// probe pair, whose partner follows at once; 2 for that partner), on a path whose
+    /// smoothed RTT is `rtt`. A packet that left on time opens a train.
+    pub(crate) fn on_sent(&mut self, now: Instant, period: Duration, slots: u32, rtt: Duration) {
         if self.earliest() <= now {
-            self.train_end = now + TRAIN.min(period * (TRAIN_PKTS - 1));
+            self.train_end = now + train_span(period, rtt);
         }
         if slots == 0 {
             return;
@@ -94,9 +100,21 @@ impl Pacer {
     }
 }
 
+/// How much of the schedule after a packet that left on time may go with it: about 1 ms of
+/// data ([`TRAIN`], at most [`TRAIN_MAX_PKTS`]), but no more than a quarter of the RTT, so
+/// that on a short path (whose queue may hold only a BDP or so) a train stays a fraction of
+/// what is in flight and of a probe phase, and always [`TRAIN_MIN_PKTS`] if they fit in 1 ms.
+fn train_span(period: Duration, rtt: Duration) -> Duration {
+    let path = (rtt / TRAIN_RTT_DIVISOR).max(period * (TRAIN_MIN_PKTS - 1));
+    path.min(TRAIN).min(period * (TRAIN_MAX_PKTS - 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A path long enough not to shorten trains.
+    const LONG_RTT: Duration = Duration::from_millis(10);
 
     /// Drive a pacer like a runtime that wakes every `tick` and is sometimes stalled; returns
     /// the send times.
@@ -108,7 +126,7 @@ mod tests {
         let mut wake = 0u32;
         while now < end {
             while pacer.earliest() <= now {
-                pacer.on_sent(now, period, 1);
+                pacer.on_sent(now, period, 1, LONG_RTT);
                 sent.push(now);
             }
             wake += 1;
@@ -161,38 +179,67 @@ mod tests {
         }
     }
 
+    /// Packets a fresh pacer lets go at one instant (one train).
+    fn train_len(period: Duration, rtt: Duration) -> u32 {
+        let mut pacer = Pacer::new(Instant::ZERO);
+        let mut train = 0;
+        while pacer.may_send(Instant::ZERO, pacer.earliest()) {
+            pacer.on_sent(Instant::ZERO, period, 1, rtt);
+            train += 1;
+        }
+        train
+    }
+
     #[test]
-    fn a_packet_on_time_opens_a_short_train() {
-        // 45 Mbit/s of 1500-byte packets: one every 267 µs; a train is 4 slots.
+    fn a_packet_on_time_opens_a_train() {
+        // 45 Mbit/s of 1500-byte packets: one every 267 µs; 1 ms holds 4 slots.
         let period = Duration::from_micros(267);
         let mut pacer = Pacer::new(Instant::ZERO);
         let now = Instant::ZERO;
         let mut train = 0;
         while pacer.may_send(now, pacer.earliest()) {
-            pacer.on_sent(now, period, 1);
+            pacer.on_sent(now, period, 1, LONG_RTT);
             train += 1;
         }
-        assert_eq!(train, TRAIN_PKTS);
+        assert_eq!(train, 4);
         // The next wake-up is the slot after the train, which opens the next one.
         let next = pacer.earliest();
-        assert_eq!(next, Instant::ZERO + period * TRAIN_PKTS);
+        assert_eq!(next, Instant::ZERO + period * 4);
         assert!(!pacer.may_send(next.saturating_sub(Duration::from_micros(1)), next));
         assert!(pacer.may_send(next, next));
         // At 5 Mbit/s (2.4 ms a packet) the 1 ms span holds no second slot.
         let mut slow = Pacer::new(Instant::ZERO);
-        slow.on_sent(now, Duration::from_micros(2400), 1);
+        slow.on_sent(now, Duration::from_micros(2400), 1, LONG_RTT);
         assert!(!slow.may_send(now, slow.earliest()));
+    }
+
+    #[test]
+    fn trains_carry_a_millisecond_or_a_quarter_rtt() {
+        // 200 Mbit/s (60 µs a packet): 1 ms is 17 slots on a 10 ms path, but a 100 µs
+        // path gets the minimum train.
+        let period = Duration::from_micros(60);
+        assert_eq!(train_len(period, LONG_RTT), 17);
+        assert_eq!(train_len(period, Duration::from_millis(2)), 9);
+        assert_eq!(
+            train_len(period, Duration::from_micros(100)),
+            TRAIN_MIN_PKTS
+        );
+        // 10 Gbit/s (1.2 µs a packet): one GSO send at most.
+        assert_eq!(
+            train_len(Duration::from_nanos(1_200), LONG_RTT),
+            TRAIN_MAX_PKTS
+        );
     }
 
     #[test]
     fn idle_time_earns_no_burst() {
         let mut pacer = Pacer::new(Instant::ZERO);
         let period = Duration::from_micros(100);
-        pacer.on_sent(Instant::ZERO, period, 1);
+        pacer.on_sent(Instant::ZERO, period, 1, LONG_RTT);
         let later = Instant::from_micros(1_000_000);
         pacer.on_idle(later);
         assert_eq!(pacer.earliest(), later);
-        pacer.on_sent(later, period, 1);
+        pacer.on_sent(later, period, 1, LONG_RTT);
         assert_eq!(pacer.earliest(), later + period);
     }
 
@@ -207,9 +254,9 @@ mod tests {
     fn probe_pair_partner_takes_two_slots() {
         let mut pacer = Pacer::new(Instant::ZERO);
         let period = Duration::from_micros(10);
-        pacer.on_sent(Instant::ZERO, period, 0);
+        pacer.on_sent(Instant::ZERO, period, 0, LONG_RTT);
         assert_eq!(pacer.earliest(), Instant::ZERO);
-        pacer.on_sent(Instant::ZERO, period, 2);
+        pacer.on_sent(Instant::ZERO, period, 2, LONG_RTT);
         assert_eq!(pacer.earliest(), Instant::from_micros(20));
     }
 }

@@ -147,24 +147,31 @@ impl RecvBuffer {
 
     /// Makes everything before `ack` deliverable. Ignored if `ack` is not after the current
     /// ACK point; clamped to the buffer size. Holes in between (dropped messages) are skipped.
-    pub fn set_ack_point(&mut self, ack: SeqNumber) {
+    ///
+    /// Returns whether the newly deliverable packets include the end of a message (in stream
+    /// mode: the last packet of one `send` call, UDT4 §1.2): the writer paused there, so the
+    /// reader should be told now rather than when more data has gathered (TCP's PSH).
+    pub fn set_ack_point(&mut self, ack: SeqNumber) -> bool {
         let Ok(target) = usize::try_from(self.read_seq.offset_to(ack)) else {
-            return;
+            return false;
         };
         let target = target.min(self.capacity_pkts as usize);
         if target <= self.acked {
-            return;
+            return false;
         }
         if target > self.slots.len() {
             self.slots.resize_with(target, || Slot::Empty);
         }
+        let mut ends_write = false;
         for slot in self.slots.range(self.acked..target) {
-            if let Slot::Filled { data, .. } = slot {
+            if let Slot::Filled { data, meta } = slot {
                 self.readable_bytes += data.len();
+                ends_write |= meta.last;
             }
         }
         self.acked = target;
         self.clean_front();
+        ends_write
     }
 
     /// The ACK point: the first sequence number not yet acknowledged.

@@ -2,8 +2,10 @@
 //!
 //! One loop: receive a batch (`recvmmsg`) and route each datagram through the endpoint to its
 //! connection; serve connections the application touched; run due timers; send everything
-//! the connections emitted as one batch (`sendmmsg`); then wait for the socket, a wake-up from
-//! the application, or the earliest connection deadline. Routing and driving are udt-proto's
+//! the connections emitted as one batch (`sendmmsg`); wake the applications whose
+//! connections had events (after the send and outside the connection locks, so a woken thread
+//! does not block on a lock still held); then wait for the socket, a wake-up from the
+//! application, or the earliest connection deadline. Routing and driving are udt-proto's
 //! drive contract (`Endpoint::route`, `Connection::drive`); this file adds only what a
 //! threaded port needs around it: locks, the timer heap, batching, waking the application.
 //!
@@ -59,6 +61,10 @@ const ICMP_EVERY: Duration = Duration::from_millis(10);
 /// core schedules each packet from the previous one's slot, not from when it actually left,
 /// and lets a late sender catch up (up to its 500 µs pacing slack).
 const MIN_SLEEP: Duration = Duration::from_micros(200);
+/// The longest a streaming port leaves arrivals unread (see `Driver::hold`)…
+const MAX_HOLD: Duration = Duration::from_millis(2);
+/// …and at most this fraction of the smallest smoothed RTT among the connections driven.
+const HOLD_RTT_DIVISOR: u32 = 8;
 /// Receive batches handled before timers and sends get their turn.
 const MAX_RECV_BATCHES: usize = 8;
 /// I/O thread stack: the loop needs little, and a process may run a thousand multiplexers.
@@ -81,6 +87,11 @@ struct Driver {
     pending: Vec<Arc<ConnShared>>,
     /// When the next pass for ICMP reports may run.
     icmp_pass: Pacing,
+    /// The socket may have datagrams: false only after a wait that ended without the socket
+    /// becoming readable (a timer), so a timer wake-up costs no `recvmmsg` that fails.
+    readable: bool,
+    /// Datagrams read since the last wait.
+    received: usize,
 }
 
 /// Everything a connection's output goes to (split from `Driver` so it can be borrowed while
@@ -92,6 +103,11 @@ struct Output {
     errq: ErrorQueue,
     timers: BinaryHeap<TimerEntry>,
     retire: Vec<Arc<ConnShared>>,
+    /// Connections whose application is to be woken once their locks are released and the
+    /// batch has left (with whether threads were blocked on the condition variable).
+    wake: Vec<(Arc<ConnShared>, bool)>,
+    /// The smallest smoothed RTT among the connections driven since the last wait.
+    rtt_floor: Duration,
 }
 
 impl Driver {
@@ -104,10 +120,14 @@ impl Driver {
                 errq: ErrorQueue::new(),
                 timers: BinaryHeap::new(),
                 retire: Vec::new(),
+                wake: Vec::new(),
+                rtt_floor: Duration::MAX,
             },
             rx: RecvBatch::new(slot, mux.socket_info.gro),
             pending: Vec::new(),
             icmp_pass: Pacing::new(ICMP_EVERY),
+            readable: true,
+            received: 0,
             mux,
         }
     }
@@ -117,7 +137,9 @@ impl Driver {
         let span = tracing::debug_span!("udt-io", port = self.mux.local_addr().port());
         let _enter = span.enter();
         while !self.mux.aborted.load(SeqCst) {
-            self.receive();
+            if std::mem::replace(&mut self.readable, true) {
+                self.receive();
+            }
             let now = self.mux.now();
             self.deliver_icmp(now);
             self.serve_pending(now);
@@ -128,6 +150,7 @@ impl Driver {
                 self.deliver_icmp(now);
                 self.out.flush();
             }
+            self.out.wake_applications();
             self.retire_drained();
             if self.finished() {
                 break;
@@ -141,6 +164,7 @@ impl Driver {
     /// stamped with the kernel's arrival time, so the estimators see the true spacing, not
     /// when this thread got around to reading; replies are sent as of the time of reading.
     fn receive(&mut self) {
+        self.received = 0;
         for _ in 0..MAX_RECV_BATCHES {
             let n = match self.rx.recv(self.out.fd) {
                 Ok(n) => n,
@@ -158,6 +182,7 @@ impl Driver {
             if n == 0 {
                 return;
             }
+            self.received += n;
             let clock = ArrivalClock::read(&self.mux);
             let mut state = self.mux.lock();
             // Consecutive datagrams for one connection are handed over one by one but the
@@ -284,17 +309,27 @@ impl Driver {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        let hold = self.hold();
+        self.received = 0;
+        self.out.rtt_floor = Duration::MAX;
         if left.is_some_and(|l| l.is_zero()) || self.mux.has_pending() {
             return;
         }
+        // Holding: sleep until the next deadline or the hold's end, the socket unwatched.
+        let (timeout, socket) = match hold {
+            Some(h) => (Some(left.map_or(h, |l| l.min(h))), None),
+            None => (left, Some(self.out.fd)),
+        };
         self.mux.sleeping.store(true, SeqCst);
         if !self.mux.has_pending() {
-            let timeout = left.map(|l| l.max(MIN_SLEEP));
-            match sys::wait(self.out.fd, self.mux.waker(), timeout) {
-                Ok(true) => {
-                    self.out.errq.drain(self.out.fd);
+            let timeout = timeout.map(|l| l.max(MIN_SLEEP));
+            match sys::wait(socket, self.mux.waker(), timeout) {
+                Ok(woken) => {
+                    if woken.error {
+                        self.out.errq.drain(self.out.fd);
+                    }
+                    self.readable = woken.readable || hold.is_some();
                 }
-                Ok(false) => {}
                 Err(e) => {
                     tracing::warn!(error = %e, "ppoll failed");
                     thread::sleep(Duration::from_millis(1));
@@ -302,6 +337,18 @@ impl Driver {
             }
         }
         self.mux.sleeping.store(false, SeqCst);
+    }
+
+    /// How long to leave arrivals unread, if at all. A port that just read a train (more
+    /// than one datagram) is streaming: it reads again after the next deadline or
+    /// `MAX_HOLD`, whichever is sooner, instead of waking for each train. The kernel's arrival
+    /// stamps keep the estimators exact; what waits is the reaction (an ACK or NAK at the
+    /// receiver, a wider window at the sender), by less than an eighth of the smallest RTT
+    /// among the connections driven, so short paths (a loopback) are not held at all. A
+    /// single datagram (a handshake, a ping, a lone ACK) is never held for.
+    fn hold(&self) -> Option<Duration> {
+        let hold = MAX_HOLD.min(self.out.rtt_floor / HOLD_RTT_DIVISOR);
+        (self.received > 1 && hold >= MIN_SLEEP).then_some(hold)
     }
 }
 
@@ -369,8 +416,13 @@ impl Output {
                 .peer_extensions()
                 .is_some_and(|c| c.contains(Capabilities::GSO));
         let driven = st.conn.drive(now, &mut PortSink { out: self, gso });
+        self.rtt_floor = self.rtt_floor.min(st.conn.smoothed_rtt());
         if driven.events {
-            conn.notify(st);
+            let waiters = st.has_waiters();
+            match self.wake.last_mut() {
+                Some((last, w)) if Arc::ptr_eq(last, conn) => *w |= waiters,
+                _ => self.wake.push((Arc::clone(conn), waiters)),
+            }
         }
         if let Some(at) = driven.timeout {
             // A deadline that is already due was just served: look again next round.
@@ -385,6 +437,14 @@ impl Output {
         }
         if driven.drained {
             self.retire.push(Arc::clone(conn));
+        }
+    }
+
+    /// Wake the applications of the connections that had events, now that no connection
+    /// lock is held and the datagrams they caused have left.
+    fn wake_applications(&mut self) {
+        for (conn, waiters) in self.wake.drain(..) {
+            conn.wake(waiters);
         }
     }
 

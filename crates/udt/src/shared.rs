@@ -49,6 +49,13 @@ pub(crate) struct ConnState {
     waiters: u32,
 }
 
+impl ConnState {
+    /// Whether application threads are blocked on the connection's condition variable.
+    pub(crate) fn has_waiters(&self) -> bool {
+        self.waiters > 0
+    }
+}
+
 impl ConnShared {
     pub(crate) fn new(conn: Connection) -> Arc<Self> {
         Arc::new(Self {
@@ -74,7 +81,15 @@ impl ConnShared {
 
     /// Wake blocked application threads, if there are any.
     pub(crate) fn notify(&self, state: &ConnState) {
-        if state.waiters > 0 {
+        self.wake(state.has_waiters());
+    }
+
+    /// [`Self::notify`] after the lock was released: `waiters` is [`ConnState::has_waiters`]
+    /// as read under the lock when the state changed. A thread that starts waiting later
+    /// looks at the state first, and one that waited then is woken now, so nothing is lost;
+    /// and the woken thread does not find the lock still held (a futex wait and wake more).
+    pub(crate) fn wake(&self, waiters: bool) {
+        if waiters {
             self.cond.notify_all();
         }
         self.watchers.signal();

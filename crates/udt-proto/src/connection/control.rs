@@ -182,11 +182,23 @@ impl Connection {
         }
     }
 
+    /// Whether freed send-buffer space is worth waking a writer for: a third of the buffer
+    /// or more is free, or the buffer emptied (a flush waits for that). Checked at every ACK
+    /// that frees space, so a writer is never left asleep once enough is free, and until then
+    /// ACKs (every millisecond or two) do not each cost a writer's wake-up and lock handoff.
+    /// Two thirds still queued are more than a window (the buffer autotunes to twice the
+    /// window), so the sender does not run dry meanwhile. Linux's TCP wakes writers on the
+    /// same kind of rule (`sk_stream_write_space`).
+    fn writer_worth_waking(&self) -> bool {
+        let buffer = &self.snd.buffer;
+        buffer.is_empty() || buffer.free_pkts() >= (buffer.capacity_pkts() / 3).max(1)
+    }
+
     fn release_acked(&mut self, now: Instant, ack: SeqNumber) {
         let freed = self.snd.buffer.ack(ack);
         self.snd.last_data_ack = ack;
         self.snd.loss.remove_before(ack);
-        if freed > 0 {
+        if freed > 0 && self.writer_worth_waking() {
             self.push_event(Event::Writable);
         }
         if self.snd.buffer.is_empty() {

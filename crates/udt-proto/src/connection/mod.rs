@@ -678,6 +678,11 @@ impl Connection {
         self.role
     }
 
+    /// The smoothed round-trip time (4.11's RTT estimate, 100 ms before the first sample).
+    pub fn smoothed_rtt(&self) -> Duration {
+        self.rtt.rtt()
+    }
+
     /// Stream bytes ready for `recv`.
     pub fn readable_bytes(&self) -> usize {
         self.rcv.buffer.readable_bytes()

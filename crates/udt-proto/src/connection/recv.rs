@@ -28,6 +28,9 @@ use crate::time::Instant;
 use crate::timers::Timer;
 use crate::wire::{AckDetails, AckRates, AckRepr, ControlBody, DataRepr, NakRepr, SeqRange};
 
+/// The most readable bytes a stream reader is left to gather in the middle of a write
+/// (see `reader_worth_waking`): 2 ms at 1 Gbit/s.
+const READ_WAKE_MAX_BYTES: usize = 256 << 10;
 /// Light ACK cadence in packets (4.11).
 const LIGHT_ACK_PKTS: u32 = 64;
 /// Prompt numbered ACKs are at least this far apart: at most 1,000 ACKs (and ACK2s) a second.
@@ -61,7 +64,9 @@ impl Connection {
                 len: d.payload.len(),
             },
         );
-        self.rcv.arrival.on_arrival(now);
+        self.rcv
+            .arrival
+            .on_arrival(now, d.payload.len() >= self.payload_size);
         self.rcv.capacity.on_arrival(d.seq, now);
         self.rcv.last_data_at = Some(now);
         self.rcv.pkts_since_ack += 1;
@@ -195,6 +200,29 @@ impl Connection {
             && self.rcv.last_ack2 == self.rcv.last_ack
     }
 
+    /// Whether newly acknowledged data is worth waking the reader for. Messages: one is
+    /// whole. Stream: the data includes the end of a write (`write_end`: the writer paused
+    /// there, so holding it back would only add latency), or at least [`Self::read_wake_bytes`]
+    /// are readable. A long write then wakes its reader a few times per buffer rather than
+    /// at every ACK. The reader is never left waiting on data that will not grow: every
+    /// write ends, and below the threshold more than 7/8 of the buffer is free, so the flow
+    /// window does not stop the sender.
+    fn reader_worth_waking(&self, write_end: bool) -> bool {
+        match self.config.mode {
+            crate::config::Mode::Message => self.has_message(),
+            crate::config::Mode::Stream => {
+                write_end || self.rcv.buffer.readable_bytes() >= self.read_wake_bytes()
+            }
+        }
+    }
+
+    /// Readable bytes that wake a stream reader in the middle of a write: an eighth of the
+    /// buffer, at most [`READ_WAKE_MAX_BYTES`].
+    fn read_wake_bytes(&self) -> usize {
+        let capacity = self.rcv.buffer.capacity_pkts() as usize * self.payload_size;
+        (capacity / 8).clamp(1, READ_WAKE_MAX_BYTES)
+    }
+
     /// The first sequence number not yet received (everything before it has arrived).
     fn ack_point(&self) -> crate::seq::SeqNumber {
         self.rcv.loss.first().unwrap_or(self.rcv.largest.next())
@@ -211,8 +239,8 @@ impl Connection {
         }
         if ack > self.rcv.last_ack {
             self.rcv.last_ack = ack;
-            self.rcv.buffer.set_ack_point(ack);
-            if self.config.mode == crate::config::Mode::Stream || self.has_message() {
+            let write_end = self.rcv.buffer.set_ack_point(ack);
+            if self.reader_worth_waking(write_end) {
                 self.push_event(Event::Readable);
             }
         } else if ack == self.rcv.last_ack {

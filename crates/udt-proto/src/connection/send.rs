@@ -7,11 +7,13 @@
 //! of 16 is followed at once by the next one: the back-to-back pair the receiver times to
 //! estimate link capacity.
 
+use std::time::Duration;
+
 use super::{Connection, State};
 use crate::congestion::SentInfo;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
-use crate::wire::{Boundary, ControlBody, DataRepr, Packet};
+use crate::wire::{Boundary, Capabilities, ControlBody, DataRepr, Packet};
 
 impl Connection {
     /// Emit the next data packet into `buf` if one is due; false if none is.
@@ -147,6 +149,20 @@ impl Connection {
         } else {
             1
         };
-        self.snd.pacer.on_sent(now, self.send_period, slots);
+        let rtt = self.train_rtt();
+        self.snd.pacer.on_sent(now, self.send_period, slots, rtt);
+    }
+
+    /// The RTT that sizes pacing trains: trains longer than
+    /// [`TRAIN_MIN_PKTS`](crate::pacer::TRAIN_MIN_PKTS) are for a
+    /// runtime that sends each as one GSO segment to a peer that announced GSO (our own), so
+    /// without that the pacer sees a zero RTT and keeps its shortest trains. A 4.11 peer, and
+    /// a simulated one, get the same 4-packet trains as before.
+    fn train_rtt(&self) -> Duration {
+        if self.common_extensions().contains(Capabilities::GSO) {
+            self.rtt.rtt()
+        } else {
+            Duration::ZERO
+        }
     }
 }

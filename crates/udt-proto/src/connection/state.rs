@@ -111,9 +111,11 @@ pub enum RecvError {
 pub enum Event {
     /// The handshake completed.
     Connected,
-    /// New data became readable.
+    /// New data is worth reading: a whole message, the end of a stream write, or (in the
+    /// middle of a long write) an eighth of the receive buffer or 256 KiB.
     Readable,
-    /// Send-buffer space was freed.
+    /// Send-buffer space was freed and a third of the buffer or more is free (or it emptied),
+    /// so a writer does not wake at every ACK.
     Writable,
     /// The connection ended (or failed to start).
     Closed(ConnectionError),

@@ -439,15 +439,29 @@ impl Waker {
     }
 }
 
-/// Block until `socket` is readable, the waker fires, or `timeout` passes (`None`: no limit).
-/// `ppoll` takes a nanosecond timeout, and with a timer slack of 1 ns the kernel's hrtimer
-/// wakes us within a few microseconds, unlike `poll`/`epoll_wait`'s milliseconds. Returns
-/// whether the socket reported `POLLERR`: its error queue holds entries (ICMP errors), which
-/// must be drained or every later wait returns at once.
-pub(crate) fn wait(socket: RawFd, waker: &Waker, timeout: Option<Duration>) -> io::Result<bool> {
+/// What ended a [`wait`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Woken {
+    /// The socket has datagrams to read (a wait that timed out says not, and the caller can
+    /// skip a `recvmmsg` that would only fail with `EAGAIN`).
+    pub(crate) readable: bool,
+    /// The socket reported `POLLERR`: its error queue holds entries (ICMP errors), which
+    /// must be drained or every later wait returns at once.
+    pub(crate) error: bool,
+}
+
+/// Block until `socket` is readable (if given), the waker fires, or `timeout` passes (`None`:
+/// no limit). `ppoll` takes a nanosecond timeout, and with a timer slack of 1 ns the kernel's
+/// hrtimer wakes us within a few microseconds, unlike `poll`/`epoll_wait`'s milliseconds.
+pub(crate) fn wait(
+    socket: Option<RawFd>,
+    waker: &Waker,
+    timeout: Option<Duration>,
+) -> io::Result<Woken> {
     let mut fds = [
         libc::pollfd {
-            fd: socket,
+            // ppoll skips a negative descriptor.
+            fd: socket.unwrap_or(-1),
             events: libc::POLLIN,
             revents: 0,
         },
@@ -470,7 +484,11 @@ pub(crate) fn wait(socket: RawFd, waker: &Waker, timeout: Option<Duration>) -> i
     if fds[1].revents != 0 {
         waker.drain();
     }
-    Ok(fds[0].revents & libc::POLLERR != 0)
+    Ok(Woken {
+        // Interrupted (r < 0 here) says nothing: look.
+        readable: r < 0 || fds[0].revents & libc::POLLIN != 0,
+        error: fds[0].revents & libc::POLLERR != 0,
+    })
 }
 
 fn wait_writable(fd: RawFd, timeout: Duration) -> io::Result<()> {
