@@ -63,11 +63,7 @@ pub(super) fn settings(quick: bool) -> super::Settings {
         quick,
         rate_cap_bps: super::DEFAULT_RATE_CAP_BPS,
         run: crate::flows::RunOptions {
-            binaries: crate::flows::Binaries {
-                udt: "udt".into(),
-                interop: None,
-                interop_error: None,
-            },
+            binaries: crate::flows::Binaries::only_udt("udt".into()),
             warmup: Duration::from_secs(1),
             grace: Duration::ZERO,
         },
