@@ -189,7 +189,35 @@ impl Calibration {
             None => "**No rate tried was sustained.**".to_owned(),
         };
         let _ = writeln!(md, "\n{verdict}");
+        if !self.flows.is_empty() {
+            let flows = match self.flows_held_bps() {
+                Some(bps) => format!(
+                    "**Highest rate real flows held: {}** (at it and every lower rate tried, \
+                     every flow kept {:.0}% of its payload capacity).",
+                    format_rate(bps),
+                    FLOW_SHARE * 100.0
+                ),
+                None => "**Real flows held no rate tried.**".to_owned(),
+            };
+            let _ = writeln!(md, "\n{flows}");
+        }
         md
+    }
+
+    /// The highest rate at which every real flow held, such that every lower rate held too.
+    pub fn flows_held_bps(&self) -> Option<u64> {
+        let mut rates: Vec<u64> = self.flows.iter().map(|f| f.rate_bps).collect();
+        rates.sort_unstable();
+        rates.dedup();
+        rates
+            .into_iter()
+            .take_while(|&r| {
+                self.flows
+                    .iter()
+                    .filter(|f| f.rate_bps == r)
+                    .all(FlowCheck::held)
+            })
+            .last()
     }
 
     /// The real flows' table.
@@ -456,5 +484,14 @@ mod flow_tests {
             "{md}"
         );
         assert!(md.contains("| failed | - | no |"), "{md}");
+        assert_eq!(c.flows_held_bps(), None, "one flow failed at the only rate");
+        let held = Calibration {
+            flows: vec![check("TCP", Some(940e6)), check("UDT", Some(950e6))],
+            ..c
+        };
+        assert_eq!(held.flows_held_bps(), Some(1_000_000_000));
+        assert!(held
+            .to_markdown("x")
+            .contains("Highest rate real flows held: 1 Gbit/s"));
     }
 }
