@@ -6,8 +6,7 @@
 //! Disk and network overlap: this thread reads `Data` frames into a pool of buffers, and a
 //! write-behind thread (`writer`) hashes each one and writes it into the file's partial
 //! file and, if the digest matches at `FileEnd`, renames the file into place. This thread
-//! does nothing but drain the connection, so the receive window reopens as fast as data
-//! arrives (see `writer` for why the hashing moved). A failure on either side
+//! does nothing but drain the connection (see `writer` for why the hashing moved). A failure on either side
 //! (a full disk, a mismatched digest, a broken connection) stops both; the peer is told in
 //! an `Error` frame, and the partial file is removed unless `--resume` was asked.
 
