@@ -751,12 +751,12 @@ fn congestion_control_is_chosen_per_side() {
     ok(&cp(server.port, &[&remote("f"), &d.local.join("g")]));
     assert!(fs::read(d.local.join("g")).unwrap() == data);
     let out = Command::new(UDT)
-        .args(["cp", "--cc", "cubic", "a", "h:b"])
+        .args(["cp", "--cc", "reno", "a", "h:b"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cubic") && err.contains("model"), "{err}");
+    assert!(err.contains("reno") && err.contains("model"), "{err}");
 }
 
 #[test]

@@ -305,10 +305,10 @@ mod tests {
             ),
             (
                 TestParams {
-                    cc: Some("cubic".into()),
+                    cc: Some("reno".into()),
                     ..params()
                 },
-                "--cc cubic",
+                "--cc reno",
             ),
             (
                 TestParams {
