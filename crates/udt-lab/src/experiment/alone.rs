@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::report::mbit;
-use super::{row_of, Row, Run, Series, Truth};
+use super::{row_of, Plot, Row, Run, Series, Truth};
 use crate::flows::{FlowSpec, Implementation};
 
 /// The UDT side of the headline comparison: the default a user gets.
@@ -69,4 +69,38 @@ pub(super) fn goodput_vs_rtt(rows: &[Row], cells: &[&Truth], impls: &[String]) -
 pub(super) fn failed_finding(rows: &[Row]) -> Option<String> {
     let failed = rows.iter().filter(|r| r.error.is_some()).count();
     (failed > 0).then(|| format!("{failed} flow(s) failed; see the end of the report."))
+}
+
+/// A loss probability as a percentage without trailing zeros (`0.1%`, `1%`, `0%`).
+pub(super) fn loss_label(loss: f64) -> String {
+    let s = format!("{:.3}", loss * 100.0);
+    format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
+/// The distinct loss rates of `cells`, in order (cells are grouped by loss).
+pub(super) fn losses(cells: &[Truth]) -> Vec<f64> {
+    let mut losses: Vec<f64> = cells.iter().map(|c| c.loss).collect();
+    losses.dedup();
+    losses
+}
+
+/// Goodput against RTT for each implementation, on the cells at `loss`; `rate` names the
+/// link in the title (`100 Mbit/s`).
+pub(super) fn plot_for_loss(
+    rows: &[Row],
+    cells: &[Truth],
+    impls: &[String],
+    loss: f64,
+    rate: &str,
+) -> Plot {
+    let on: Vec<&Truth> = cells.iter().filter(|c| c.loss == loss).collect();
+    let tag = loss_label(loss).replace('%', "pct");
+    Plot {
+        file: format!("goodput-loss-{tag}.svg"),
+        title: format!("Goodput vs RTT at {} loss, {rate}", loss_label(loss)),
+        x_label: "RTT (ms)".into(),
+        y_label: "goodput (Mbit/s)".into(),
+        log_x: false,
+        series: goodput_vs_rtt(rows, &on, impls),
+    }
 }

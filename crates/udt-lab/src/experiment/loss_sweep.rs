@@ -9,12 +9,12 @@
 use std::time::Duration;
 
 use super::alone::{
-    each_alone, failed_finding, goodput_vs_rtt, goodputs, headline_goodputs, impl_header,
-    TCP_HEADLINE, UDT_HEADLINE,
+    each_alone, failed_finding, goodputs, headline_goodputs, impl_header, loss_label, losses,
+    plot_for_loss, TCP_HEADLINE, UDT_HEADLINE,
 };
 use super::{
-    flow_time, implementations, links, row_of, Cell, Experiment, Plot, Row, Settings, Summary,
-    Table, Truth,
+    flow_time, implementations, links, row_of, Cell, Experiment, Row, Settings, Summary, Table,
+    Truth,
 };
 use crate::LinkParams;
 
@@ -67,11 +67,6 @@ fn cells(settings: &Settings) -> Vec<Cell> {
     cells
 }
 
-fn pct(loss: f64) -> String {
-    let s = format!("{:.3}", loss * 100.0);
-    format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
-}
-
 fn ratio(rows: &[Row], truth: &Truth) -> Option<f64> {
     let (udt, tcp) = headline_goodputs(rows, truth)?;
     (tcp > 0.0).then(|| udt / tcp)
@@ -80,8 +75,7 @@ fn ratio(rows: &[Row], truth: &Truth) -> Option<f64> {
 fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
     let cells = links(rows);
     let impls = implementations(rows);
-    let mut losses: Vec<f64> = cells.iter().map(|c| c.loss).collect();
-    losses.dedup();
+    let losses = losses(&cells);
     Summary {
         findings: findings(rows, &cells),
         tables: vec![
@@ -90,7 +84,7 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
         ],
         plots: losses
             .iter()
-            .map(|l| plot_for_loss(rows, &cells, &impls, *l))
+            .map(|l| plot_for_loss(rows, &cells, &impls, *l, "100 Mbit/s"))
             .collect(),
     }
 }
@@ -101,7 +95,7 @@ fn goodput_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
     let table_rows = cells
         .iter()
         .map(|c| {
-            let mut line = vec![pct(c.loss), format!("{} ms", c.rtt_ms)];
+            let mut line = vec![loss_label(c.loss), format!("{} ms", c.rtt_ms)];
             line.extend(goodputs(rows, c, impls));
             line.push(ratio(rows, c).map_or("-".into(), |r| format!("{r:.2}")));
             line
@@ -123,7 +117,7 @@ fn loss_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
     let table_rows = cells
         .iter()
         .map(|c| {
-            let mut line = vec![pct(c.loss), format!("{} ms", c.rtt_ms)];
+            let mut line = vec![loss_label(c.loss), format!("{} ms", c.rtt_ms)];
             for i in impls {
                 let r = row_of(rows, c, i).and_then(|r| r.result.as_ref());
                 line.push(r.map_or("-".into(), |r| {
@@ -144,23 +138,8 @@ fn loss_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
     }
 }
 
-fn plot_for_loss(rows: &[Row], cells: &[Truth], impls: &[String], loss: f64) -> Plot {
-    let on: Vec<&Truth> = cells.iter().filter(|c| c.loss == loss).collect();
-    let series = goodput_vs_rtt(rows, &on, impls);
-    let tag = pct(loss).replace('%', "pct");
-    Plot {
-        file: format!("goodput-loss-{tag}.svg"),
-        title: format!("Goodput vs RTT at {} loss, 100 Mbit/s", pct(loss)),
-        x_label: "RTT (ms)".into(),
-        y_label: "goodput (Mbit/s)".into(),
-        log_x: false,
-        series,
-    }
-}
-
 fn findings(rows: &[Row], cells: &[Truth]) -> Vec<String> {
-    let mut losses: Vec<f64> = cells.iter().map(|c| c.loss).collect();
-    losses.dedup();
+    let losses = losses(cells);
     let mut out = Vec::new();
     for loss in losses {
         let ratios: Vec<String> = cells
@@ -171,7 +150,7 @@ fn findings(rows: &[Row], cells: &[Truth]) -> Vec<String> {
         if !ratios.is_empty() {
             out.push(format!(
                 "At {} loss, {UDT_HEADLINE} over {TCP_HEADLINE}: {}.",
-                pct(loss),
+                loss_label(loss),
                 ratios.join(", ")
             ));
         }

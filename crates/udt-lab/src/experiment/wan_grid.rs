@@ -12,10 +12,10 @@
 
 use std::time::Duration;
 
-use super::alone::{failed_finding, goodput_vs_rtt, goodputs, impl_header};
+use super::alone::{failed_finding, goodputs, impl_header, loss_label, losses, plot_for_loss};
 use super::report::mbit;
 use super::{
-    flow_time, implementations, links, row_of, Cell, Experiment, Plot, Row, Run, Settings, Summary,
+    flow_time, implementations, links, row_of, Cell, Experiment, Row, Run, Settings, Summary,
     Table, Truth,
 };
 use crate::flows::{payload_capacity_bps, Buffers, FlowSpec, Implementation, TcpCc};
@@ -93,12 +93,6 @@ fn cells(settings: &Settings) -> Vec<Cell> {
         }
     }
     cells
-}
-
-/// The loss as `0.1%`.
-fn pct(loss: f64) -> String {
-    let s = format!("{:.3}", loss * 100.0);
-    format!("{}%", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// The payload rate the link can carry for `row`'s protocol, bit/s.
@@ -188,8 +182,7 @@ fn verdict(rows: &[Row], truth: &Truth) -> Option<(bool, Vec<&'static str>)> {
 fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
     let cells = links(rows);
     let impls = implementations(rows);
-    let mut losses: Vec<f64> = cells.iter().map(|c| c.loss).collect();
-    losses.dedup();
+    let losses = losses(&cells);
     Summary {
         findings: findings(rows, &cells),
         tables: vec![
@@ -200,7 +193,7 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
         ],
         plots: losses
             .iter()
-            .map(|l| plot_for_loss(rows, &cells, &impls, *l))
+            .map(|l| plot_for_loss(rows, &cells, &impls, *l, "1 Gbit/s"))
             .collect(),
     }
 }
@@ -215,7 +208,7 @@ fn goodput_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
     let table_rows = cells
         .iter()
         .map(|c| {
-            let mut line = vec![pct(c.loss), format!("{} ms", c.rtt_ms)];
+            let mut line = vec![loss_label(c.loss), format!("{} ms", c.rtt_ms)];
             line.extend(goodputs(rows, c, impls));
             let ours = row_of(rows, c, SUBJECT);
             line.push(
@@ -255,7 +248,7 @@ fn settled_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
     let table_rows = cells
         .iter()
         .map(|c| {
-            let mut line = vec![pct(c.loss), format!("{} ms", c.rtt_ms)];
+            let mut line = vec![loss_label(c.loss), format!("{} ms", c.rtt_ms)];
             for i in impls {
                 line.push(row_of(rows, c, i).map_or("-".into(), |r| {
                     settled(r).map_or("failed".into(), |g| {
@@ -282,7 +275,7 @@ fn retransmission_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Tabl
     let table_rows = cells
         .iter()
         .map(|c| {
-            let mut line = vec![pct(c.loss), format!("{} ms", c.rtt_ms)];
+            let mut line = vec![loss_label(c.loss), format!("{} ms", c.rtt_ms)];
             for i in impls {
                 let row = row_of(rows, c, i);
                 let r = row.and_then(|r| Some((r.result.as_ref()?, r.link_drops)));
@@ -314,7 +307,7 @@ fn ramp_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
     let table_rows = cells
         .iter()
         .map(|c| {
-            let mut line = vec![pct(c.loss), format!("{} ms", c.rtt_ms)];
+            let mut line = vec![loss_label(c.loss), format!("{} ms", c.rtt_ms)];
             for i in impls {
                 line.push(
                     row_of(rows, c, i)
@@ -337,19 +330,6 @@ fn ramp_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
     }
 }
 
-fn plot_for_loss(rows: &[Row], cells: &[Truth], impls: &[String], loss: f64) -> Plot {
-    let on: Vec<&Truth> = cells.iter().filter(|c| c.loss == loss).collect();
-    let tag = pct(loss).replace('%', "pct");
-    Plot {
-        file: format!("goodput-loss-{tag}.svg"),
-        title: format!("Goodput vs RTT at {} loss, 1 Gbit/s", pct(loss)),
-        x_label: "RTT (ms)".into(),
-        y_label: "goodput (Mbit/s)".into(),
-        log_x: false,
-        series: goodput_vs_rtt(rows, &on, impls),
-    }
-}
-
 fn findings(rows: &[Row], cells: &[Truth]) -> Vec<String> {
     let mut out = Vec::new();
     let judged: Vec<(&Truth, bool, Vec<&str>)> = cells
@@ -364,7 +344,14 @@ fn findings(rows: &[Row], cells: &[Truth]) -> Vec<String> {
     let missed: Vec<String> = judged
         .iter()
         .filter(|(_, ok, _)| !ok)
-        .map(|(c, _, m)| format!("{} ms / {} ({})", c.rtt_ms, pct(c.loss), m.join(", ")))
+        .map(|(c, _, m)| {
+            format!(
+                "{} ms / {} ({})",
+                c.rtt_ms,
+                loss_label(c.loss),
+                m.join(", ")
+            )
+        })
         .collect();
     if !missed.is_empty() {
         out.push(format!("Missed: {}.", missed.join("; ")));
