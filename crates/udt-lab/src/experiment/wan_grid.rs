@@ -244,91 +244,77 @@ fn goodput_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
     }
 }
 
-fn settled_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
-    let header = impl_header("loss", impls);
+/// A table with a line per cell (loss, RTT) and a column per implementation, each entry
+/// `entry` of that implementation's row there (`-` where it has none).
+fn per_implementation(
+    rows: &[Row],
+    cells: &[Truth],
+    impls: &[String],
+    (title, caption): (&str, &str),
+    entry: impl Fn(&Row) -> String,
+) -> Table {
     let table_rows = cells
         .iter()
         .map(|c| {
             let mut line = vec![loss_label(c.loss), format!("{} ms", c.rtt_ms)];
-            for i in impls {
-                line.push(row_of(rows, c, i).map_or("-".into(), |r| {
-                    settled(r).map_or("failed".into(), |g| {
-                        format!("{} ({:.0}%)", mbit(g), g / capacity(r) * 100.0)
-                    })
-                }));
-            }
+            line.extend(
+                impls
+                    .iter()
+                    .map(|i| row_of(rows, c, i).map_or("-".into(), &entry)),
+            );
             line
         })
         .collect();
     Table {
-        title: "Settled goodput (Mbit/s): the second half of each flow".into(),
-        caption: "The mean of the whole seconds in the second half of each flow, and its share of \
-                  the protocol's payload capacity: the cruising rate of a long transfer, start-up \
-                  left out (at 200 ms it takes seconds)."
-            .into(),
-        header,
+        title: title.into(),
+        caption: caption.into(),
+        header: impl_header("loss", impls),
         rows: table_rows,
     }
+}
+
+fn settled_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
+    let text = (
+        "Settled goodput (Mbit/s): the second half of each flow",
+        "The mean of the whole seconds in the second half of each flow, and its share of the \
+         protocol's payload capacity: the cruising rate of a long transfer, start-up left out \
+         (at 200 ms it takes seconds).",
+    );
+    per_implementation(rows, cells, impls, text, |r| {
+        settled(r).map_or("failed".into(), |g| {
+            format!("{} ({:.0}%)", mbit(g), g / capacity(r) * 100.0)
+        })
+    })
 }
 
 fn retransmission_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
-    let header = impl_header("loss", impls);
-    let table_rows = cells
-        .iter()
-        .map(|c| {
-            let mut line = vec![loss_label(c.loss), format!("{} ms", c.rtt_ms)];
-            for i in impls {
-                let row = row_of(rows, c, i);
-                let r = row.and_then(|r| Some((r.result.as_ref()?, r.link_drops)));
-                line.push(r.map_or("-".into(), |(res, drops)| {
-                    let drops = drops.map_or("?".into(), |d| d.to_string());
-                    let ratio = row
-                        .and_then(retransmit_ratio)
-                        .map_or(String::new(), |x| format!(" (x{x:.2})"));
-                    format!("{} / {drops}{ratio}", res.retransmissions)
-                }));
-            }
-            line
-        })
-        .collect();
-    Table {
-        title: "Retransmissions / packets the link dropped".into(),
-        caption: "Packets (UDT) or segments (TCP) the sender retransmitted, over the packets the \
-                  emulated link dropped in the data direction during the flow (random loss and \
-                  queue overflow); the ratio in brackets. Above 1 means packets resent that \
-                  had arrived (or were resent twice)."
-            .into(),
-        header,
-        rows: table_rows,
-    }
+    let text = (
+        "Retransmissions / packets the link dropped",
+        "Packets (UDT) or segments (TCP) the sender retransmitted, over the packets the \
+         emulated link dropped in the data direction during the flow (random loss and queue \
+         overflow); the ratio in brackets. Above 1 means packets resent that had arrived (or \
+         were resent twice).",
+    );
+    per_implementation(rows, cells, impls, text, |r| {
+        let Some(res) = r.result.as_ref() else {
+            return "-".into();
+        };
+        let drops = r.link_drops.map_or("?".into(), |d| d.to_string());
+        let ratio = retransmit_ratio(r).map_or(String::new(), |x| format!(" (x{x:.2})"));
+        format!("{} / {drops}{ratio}", res.retransmissions)
+    })
 }
 
 fn ramp_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
-    let header = impl_header("loss", impls);
-    let table_rows = cells
-        .iter()
-        .map(|c| {
-            let mut line = vec![loss_label(c.loss), format!("{} ms", c.rtt_ms)];
-            for i in impls {
-                line.push(
-                    row_of(rows, c, i)
-                        .filter(|r| r.result.is_some())
-                        .map_or("-".into(), |r| {
-                            ramp_s(r).map_or("never".into(), |s| format!("{s:.0} s"))
-                        }),
-                );
-            }
-            line
-        })
-        .collect();
-    Table {
-        title: "Ramp: end of the first whole second at >= 90% of capacity".into(),
-        caption: "From the receiver's per-second series (start-up and handshake included); \
-                  `never` when no second reached it. The bar: within 2 s at 100 ms."
-            .into(),
-        header,
-        rows: table_rows,
-    }
+    let text = (
+        "Ramp: end of the first whole second at >= 90% of capacity",
+        "From the receiver's per-second series (start-up and handshake included); `never` when \
+         no second reached it. The bar: within 2 s at 100 ms.",
+    );
+    per_implementation(rows, cells, impls, text, |r| match r.result {
+        None => "-".into(),
+        Some(_) => ramp_s(r).map_or("never".into(), |s| format!("{s:.0} s")),
+    })
 }
 
 fn findings(rows: &[Row], cells: &[Truth]) -> Vec<String> {
