@@ -34,6 +34,7 @@ fn settings(name: &str) -> Option<Settings> {
         command: format!("cargo test -p udt-lab --test experiments_quick {name}"),
         progress: true,
         flow_time: None,
+        resume: false,
     })
 }
 
@@ -49,8 +50,17 @@ fn check(name: &str) {
         .flat_map(|c| &c.runs)
         .map(|r| r.flows.len())
         .sum();
-    let report = experiment::run(&exp, &settings).expect("the experiment runs");
+    let mut journal = experiment::journal::Journal::open(&settings.out, name, &settings, false)
+        .expect("the journal opens");
+    let report = experiment::run(&exp, &settings, &mut journal).expect("the experiment runs");
     assert_eq!(report.rows.len(), flows, "one row per flow");
+    let journal_path = settings.out.join(experiment::journal::FILE_NAME);
+    let recorded = std::fs::read_to_string(&journal_path).expect("the journal is written");
+    assert_eq!(
+        recorded.lines().count(),
+        flows + 1,
+        "a header and one line per flow"
+    );
     for row in &report.rows {
         let what = format!("{}: {}", row.run, row.implementation);
         let r = row
@@ -71,6 +81,7 @@ fn check(name: &str) {
         "empty table"
     );
     report.write(&settings.out).expect("the report is written");
+    journal.finish().expect("the journal is removed");
     assert!(settings.out.join("report.md").is_file());
     for plot in &report.plots {
         assert!(settings.out.join(&plot.file).is_file(), "{}", plot.file);
@@ -129,6 +140,7 @@ fn resummarize() {
         command: report.command.clone(),
         progress: false,
         flow_time: None,
+        resume: false,
     };
     let summary = (exp.summarize)(&settings, &report.rows);
     report.description = exp.description.to_owned();

@@ -78,6 +78,11 @@ pub struct RunArgs {
     /// decision matrix and the loss sweep): UDT converges more slowly than TCP.
     #[arg(long, value_parser = parse_duration)]
     pub flow_time: Option<Duration>,
+    /// Continue an experiment that was stopped: reuse the runs recorded in
+    /// OUT/rows.partial.jsonl (written as each run ends) and measure only the rest. The
+    /// settings must match the stopped attempt's.
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// Accepts `all` or a registered experiment name, and lists them otherwise.
@@ -180,6 +185,7 @@ fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
         command: command_line(),
         progress: true,
         flow_time: args.flow_time,
+        resume: args.resume,
     };
     for dir in experiment::run_and_write(&experiments, &settings)? {
         eprintln!("udt lab: wrote {}", dir.join("report.md").display());

@@ -20,6 +20,7 @@ mod alone;
 pub mod buffer_sweep;
 pub mod decision_matrix;
 pub mod fairness;
+pub mod journal;
 pub mod lock;
 pub mod loss_sweep;
 pub mod plot;
@@ -104,6 +105,8 @@ pub struct Settings {
     pub progress: bool,
     /// Overrides each experiment's flow length (`--flow-time`), where it uses [`flow_time`].
     pub flow_time: Option<Duration>,
+    /// Reuse the runs an earlier, unfinished attempt recorded in its [`journal`].
+    pub resume: bool,
 }
 
 /// One link setting of an experiment, and what runs on it.
@@ -238,8 +241,13 @@ pub fn capped_link(link: &LinkParams, cap_bps: u64) -> LinkParams {
     }
 }
 
-/// Runs `experiment` and returns its report (not yet written).
-pub fn run(experiment: &Experiment, settings: &Settings) -> anyhow::Result<Report> {
+/// Runs `experiment` and returns its report (not yet written), recording each run's rows in
+/// `journal` as they come.
+pub fn run(
+    experiment: &Experiment,
+    settings: &Settings,
+    journal: &mut journal::Journal,
+) -> anyhow::Result<Report> {
     let started = Instant::now();
     let load_before = report::load_average();
     let cells = (experiment.cells)(settings);
@@ -252,10 +260,19 @@ pub fn run(experiment: &Experiment, settings: &Settings) -> anyhow::Result<Repor
         let lab = Lab::start(used).context("starting the lab")?;
         for run in &cell.runs {
             done += 1;
+            if let Some(earlier) = journal.earlier_rows(&truth, run) {
+                if settings.progress {
+                    let line = progress_line(&truth, run, &earlier);
+                    eprintln!("[{done}/{total}] {line} (from the journal)");
+                }
+                rows.extend(earlier);
+                continue;
+            }
             let new = {
                 let _turn = lock::exclusive_turn()?;
                 run_one(experiment, &lab, &truth, run, settings)?
             };
+            journal.record(&new)?;
             if settings.progress {
                 eprintln!("[{done}/{total}] {}", progress_line(&truth, run, &new));
             }
@@ -347,7 +364,8 @@ fn progress_line(truth: &Truth, run: &Run, rows: &[Row]) -> String {
 }
 
 /// Runs each experiment and writes its report into `settings.out/<name>/` (or straight into
-/// `settings.out` when only one runs). Returns the directories written.
+/// `settings.out` when only one runs), keeping a [`journal`] of its rows there until the
+/// report is written. Returns the directories written.
 pub fn run_and_write(
     experiments: &[Experiment],
     settings: &Settings,
@@ -359,8 +377,16 @@ pub fn run_and_write(
         } else {
             settings.out.join(experiment.name)
         };
-        let report = run(experiment, settings)?;
+        let mut journal = journal::Journal::open(&dir, experiment.name, settings, settings.resume)?;
+        let report = run(experiment, settings, &mut journal).with_context(|| {
+            format!(
+                "{} stopped; the runs measured so far are in {} (`--resume` continues)",
+                experiment.name,
+                dir.join(journal::FILE_NAME).display()
+            )
+        })?;
         report.write(&dir)?;
+        journal.finish()?;
         written.push(dir);
     }
     Ok(written)

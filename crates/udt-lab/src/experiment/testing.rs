@@ -71,5 +71,6 @@ pub(super) fn settings(quick: bool) -> super::Settings {
         command: "test".to_owned(),
         progress: false,
         flow_time: None,
+        resume: false,
     }
 }
