@@ -191,6 +191,7 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
             settled_table(rows, &cells, &impls),
             retransmission_table(rows, &cells, &impls),
             ramp_table(rows, &cells, &impls),
+            cpu_table(rows, &cells, &impls),
         ],
         plots: losses
             .iter()
@@ -317,6 +318,41 @@ fn ramp_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
     })
 }
 
+/// Sender plus receiver CPU seconds per GiB delivered, if the flow reported its CPU time.
+fn cpu_per_gib(row: &Row) -> Option<f64> {
+    row.result
+        .as_ref()
+        .and_then(|r| r.cpu_s_per_gib())
+        .filter(|&c| c > 0.0)
+}
+
+fn cpu_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
+    let text = (
+        "CPU seconds per GiB delivered, sender and receiver together",
+        "User plus system time of the two endpoint processes over the bytes received, as          each tool reports it (getrusage). Kernel TCP's receive work done in softirq context          is charged to whichever process is running, so TCP's figure may be low; the          emulator's own CPU is not counted for anyone.",
+    );
+    per_implementation(rows, cells, impls, text, |r| {
+        cpu_per_gib(r).map_or("-".into(), |c| format!("{c:.2}"))
+    })
+}
+
+/// The CPU cost of the subject against the rival's and libudt's at 100 ms without loss
+/// (issue 13's emulated-WAN row).
+fn cpu_finding(rows: &[Row], cells: &[Truth]) -> Option<String> {
+    let c = cells.iter().find(|c| c.rtt_ms == 100.0 && c.loss == 0.0)?;
+    let ours = row_of(rows, c, SUBJECT).and_then(cpu_per_gib)?;
+    let mut parts = vec![format!("{SUBJECT} {ours:.2}")];
+    for peer in [RIVAL, "libudt 4.11"] {
+        if let Some(p) = row_of(rows, c, peer).and_then(cpu_per_gib) {
+            parts.push(format!("{peer} {p:.2} (ours x{:.2})", ours / p));
+        }
+    }
+    Some(format!(
+        "CPU per GiB at 100 ms without loss, both ends: {}.",
+        parts.join(", ")
+    ))
+}
+
 fn findings(rows: &[Row], cells: &[Truth]) -> Vec<String> {
     let mut out = Vec::new();
     let judged: Vec<(&Truth, bool, Vec<&str>)> = cells
@@ -372,6 +408,7 @@ fn findings(rows: &[Row], cells: &[Truth]) -> Vec<String> {
             });
         }
     }
+    out.extend(cpu_finding(rows, cells));
     out.extend(failed_finding(rows));
     out
 }
@@ -459,6 +496,26 @@ mod tests {
         assert_eq!(ramp_s(&r), Some(3.0));
         r.result.as_mut().expect("result").series = vec![1, 2, 3, 4];
         assert_eq!(ramp_s(&r), None);
+    }
+
+    #[test]
+    fn cpu_finding_compares_the_subject_at_100_ms_without_loss() {
+        let mut rows = vec![
+            flow(SUBJECT, 900.0, 0.0, (0, 0)),
+            flow(RIVAL, 900.0, 0.0, (0, 0)),
+            flow("libudt 4.11", 900.0, 0.0, (0, 0)),
+        ];
+        // 900 Mbit/s for 10 s is 1.048 GiB: 2.1 s, 0.42 s and 8.4 s of CPU in all.
+        for (r, cpu) in rows.iter_mut().zip([2.1, 0.42, 8.4]) {
+            r.result.as_mut().unwrap().sender_cpu_s = cpu;
+        }
+        let cells = links(&rows);
+        let text = cpu_finding(&rows, &cells).expect("a finding");
+        assert!(text.contains("ours (model) 2.00"), "{text}");
+        assert!(text.contains("kernel TCP bbr 0.40 (ours x5.00)"), "{text}");
+        assert!(text.contains("libudt 4.11 8.02 (ours x0.25)"), "{text}");
+        rows[0].result.as_mut().unwrap().sender_cpu_s = 0.0;
+        assert_eq!(cpu_finding(&rows, &cells), None);
     }
 
     #[test]
