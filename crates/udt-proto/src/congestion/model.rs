@@ -397,6 +397,15 @@ impl ModelBased {
         (self.min_rtt() / 8).max(self.ack_gap / 16)
     }
 
+    /// How long a probe-bandwidth phase lasts: one min RTT, but at least two ACK gaps. On a
+    /// path shorter than the gap between ACKs (UDT acknowledges at most every millisecond or
+    /// so) a phase of one min RTT ends before an ACK reports it, and each delivery sample
+    /// averages the 1.25 and 0.75 phases back to 1: the estimate can then never grow (a flow
+    /// that left startup at 190 Mbit/s on a 1 Gbit/s, 300 µs path stayed there).
+    fn phase_length(&self) -> Duration {
+        self.min_rtt().max(self.ack_gap * 2)
+    }
+
     /// Fold the time since the previous ACK into the smoothed gap (gain 1/8). A gap longer
     /// than SYN is idle time, not ACK spacing (a busy receiver ACKs at least every SYN): it
     /// counts as SYN, so markers after an idle spell are at most SYN / 16 apart.
@@ -576,7 +585,7 @@ impl ModelBased {
     fn advance_cycle(&mut self, now: Instant, inflight: f64) {
         let gain = CYCLE[self.cycle_index];
         let bdp = self.bdp_pkts();
-        let elapsed = now - self.mode_stamp >= self.min_rtt();
+        let elapsed = now - self.mode_stamp >= self.phase_length();
         let lossy = self.last_loss_round == Some(self.round);
         let next = if gain > 1.0 {
             elapsed && (inflight >= gain * bdp || lossy)
