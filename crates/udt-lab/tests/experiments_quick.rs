@@ -35,6 +35,7 @@ fn settings(name: &str) -> Option<Settings> {
         progress: true,
         flow_time: None,
         resume: false,
+        only: Default::default(),
     })
 }
 
@@ -141,6 +142,7 @@ fn resummarize() {
         progress: false,
         flow_time: None,
         resume: false,
+        only: Default::default(),
     };
     let summary = (exp.summarize)(&settings, &report.rows);
     report.description = exp.description.to_owned();

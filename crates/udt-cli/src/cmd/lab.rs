@@ -83,6 +83,13 @@ pub struct RunArgs {
     /// settings must match the stopped attempt's.
     #[arg(long)]
     pub resume: bool,
+    /// Run only the cells with these round-trip times (comma-separated: 0,100ms), to
+    /// re-measure part of a grid.
+    #[arg(long, value_delimiter = ',', value_parser = parse_duration)]
+    pub rtts: Vec<Duration>,
+    /// Run only the cells with these random loss rates (comma-separated: 0,0.1%).
+    #[arg(long, value_delimiter = ',', value_parser = parse_loss)]
+    pub losses: Vec<f64>,
 }
 
 /// Accepts `all` or a registered experiment name, and lists them otherwise.
@@ -186,6 +193,10 @@ fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
         progress: true,
         flow_time: args.flow_time,
         resume: args.resume,
+        only: experiment::CellFilter {
+            rtts: args.rtts,
+            losses: args.losses,
+        },
     };
     for dir in experiment::run_and_write(&experiments, &settings)? {
         eprintln!("udt lab: wrote {}", dir.join("report.md").display());

@@ -107,6 +107,25 @@ pub struct Settings {
     pub flow_time: Option<Duration>,
     /// Reuse the runs an earlier, unfinished attempt recorded in its [`journal`].
     pub resume: bool,
+    /// Run only the cells whose link matches (`--rtts`, `--losses`); empty lists match all.
+    pub only: CellFilter,
+}
+
+/// Which cells of an experiment to run: a part of a grid, re-measured after a change.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CellFilter {
+    /// Round-trip times to keep (all when empty).
+    pub rtts: Vec<Duration>,
+    /// Random loss rates to keep (all when empty).
+    pub losses: Vec<f64>,
+}
+
+impl CellFilter {
+    /// Whether the filter keeps a cell on `link`.
+    pub fn keeps(&self, link: &LinkParams) -> bool {
+        (self.rtts.is_empty() || self.rtts.contains(&link.rtt))
+            && (self.losses.is_empty() || self.losses.iter().any(|l| (l - link.loss).abs() < 1e-12))
+    }
 }
 
 /// One link setting of an experiment, and what runs on it.
@@ -250,7 +269,16 @@ pub fn run(
 ) -> anyhow::Result<Report> {
     let started = Instant::now();
     let load_before = report::load_average();
-    let cells = (experiment.cells)(settings);
+    let cells: Vec<Cell> = (experiment.cells)(settings)
+        .into_iter()
+        .filter(|c| settings.only.keeps(&c.link))
+        .collect();
+    if cells.is_empty() {
+        anyhow::bail!(
+            "{} has no cell with the RTTs and losses asked for (--rtts, --losses)",
+            experiment.name
+        );
+    }
     let total: usize = cells.iter().map(|c| c.runs.len()).sum();
     let mut rows = Vec::new();
     let mut done = 0;
@@ -470,4 +498,34 @@ pub fn still_rising_finding(rows: &[Row]) -> Option<String> {
             udt.len()
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_filter_keeps_what_it_lists_and_everything_when_empty() {
+        let link = |rtt_ms: u64, loss: f64| LinkParams {
+            loss,
+            ..LinkParams::new(1_000_000_000, Duration::from_millis(rtt_ms))
+        };
+        let all = CellFilter::default();
+        assert!(all.keeps(&link(0, 0.0)) && all.keeps(&link(200, 0.01)));
+        let some = CellFilter {
+            rtts: vec![Duration::ZERO, Duration::from_millis(100)],
+            losses: vec![0.001],
+        };
+        assert!(some.keeps(&link(0, 0.001)));
+        assert!(some.keeps(&link(100, 0.001)));
+        assert!(!some.keeps(&link(100, 0.0)));
+        assert!(!some.keeps(&link(50, 0.001)));
+        // 0.1% parsed from text is the same rate as the grid's constant.
+        let parsed = crate::params::parse_loss("0.1%").unwrap();
+        assert!(CellFilter {
+            losses: vec![parsed],
+            ..CellFilter::default()
+        }
+        .keeps(&link(10, 0.001)));
+    }
 }

@@ -72,5 +72,6 @@ pub(super) fn settings(quick: bool) -> super::Settings {
         progress: false,
         flow_time: None,
         resume: false,
+        only: Default::default(),
     }
 }
