@@ -269,16 +269,7 @@ pub fn run(
 ) -> anyhow::Result<Report> {
     let started = Instant::now();
     let load_before = report::load_average();
-    let cells: Vec<Cell> = (experiment.cells)(settings)
-        .into_iter()
-        .filter(|c| settings.only.keeps(&c.link))
-        .collect();
-    if cells.is_empty() {
-        anyhow::bail!(
-            "{} has no cell with the RTTs and losses asked for (--rtts, --losses)",
-            experiment.name
-        );
-    }
+    let cells = selected_cells(experiment, settings)?;
     let total: usize = cells.iter().map(|c| c.runs.len()).sum();
     let mut rows = Vec::new();
     let mut done = 0;
@@ -326,6 +317,22 @@ pub fn run(
         plots: summary.plots,
         rows,
     })
+}
+
+/// The cells of `experiment` that [`Settings::only`] keeps; an error if none.
+fn selected_cells(experiment: &Experiment, settings: &Settings) -> anyhow::Result<Vec<Cell>> {
+    let cells: Vec<Cell> = (experiment.cells)(settings)
+        .into_iter()
+        .filter(|c| settings.only.keeps(&c.link))
+        .collect();
+    if cells.is_empty() {
+        anyhow::bail!(
+            "{} has no cell with the RTTs and losses asked for (see its cells in \
+             `udt lab run --help` and the report's tables)",
+            experiment.name
+        );
+    }
+    Ok(cells)
 }
 
 fn run_one(
