@@ -412,6 +412,7 @@ pub fn run_and_write(
         } else {
             settings.out.join(experiment.name)
         };
+        selected_cells(experiment, settings)?;
         let mut journal = journal::Journal::open(&dir, experiment.name, settings, settings.resume)?;
         let report = run(experiment, settings, &mut journal).with_context(|| {
             format!(
