@@ -412,7 +412,13 @@ pub fn run_and_write(
         } else {
             settings.out.join(experiment.name)
         };
-        selected_cells(experiment, settings)?;
+        if let Err(e) = selected_cells(experiment, settings) {
+            if experiments.len() == 1 {
+                return Err(e);
+            }
+            eprintln!("udt lab: skipping {}: no cell matches", experiment.name);
+            continue;
+        }
         let mut journal = journal::Journal::open(&dir, experiment.name, settings, settings.resume)?;
         let report = run(experiment, settings, &mut journal).with_context(|| {
             format!(
