@@ -90,6 +90,10 @@ pub struct RunArgs {
     /// Run only the cells with these random loss rates (comma-separated: 0,0.1%).
     #[arg(long, value_delimiter = ',', value_parser = parse_loss)]
     pub losses: Vec<f64>,
+    /// Run only the runs whose label contains one of these (comma-separated: model,bbr);
+    /// the labels are the column and row names of the report's tables.
+    #[arg(long, value_delimiter = ',')]
+    pub runs: Vec<String>,
 }
 
 /// Accepts `all` or a registered experiment name, and lists them otherwise.
@@ -196,6 +200,7 @@ fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
         only: experiment::CellFilter {
             rtts: args.rtts,
             losses: args.losses,
+            runs: args.runs,
         },
     };
     for dir in experiment::run_and_write(&experiments, &settings)? {

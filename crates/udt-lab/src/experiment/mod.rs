@@ -111,13 +111,16 @@ pub struct Settings {
     pub only: CellFilter,
 }
 
-/// Which cells of an experiment to run: a part of a grid, re-measured after a change.
+/// Which cells and runs of an experiment to run: a part of a grid, re-measured after a change.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CellFilter {
     /// Round-trip times to keep (all when empty).
     pub rtts: Vec<Duration>,
     /// Random loss rates to keep (all when empty).
     pub losses: Vec<f64>,
+    /// Runs to keep: those whose label contains one of these (all when empty), such as
+    /// `model` for `ours (model)`.
+    pub runs: Vec<String>,
 }
 
 impl CellFilter {
@@ -125,6 +128,11 @@ impl CellFilter {
     pub fn keeps(&self, link: &LinkParams) -> bool {
         (self.rtts.is_empty() || self.rtts.contains(&link.rtt))
             && (self.losses.is_empty() || self.losses.iter().any(|l| (l - link.loss).abs() < 1e-12))
+    }
+
+    /// Whether the filter keeps `run`.
+    pub fn keeps_run(&self, run: &Run) -> bool {
+        self.runs.is_empty() || self.runs.iter().any(|r| run.label.contains(r.as_str()))
     }
 }
 
@@ -324,11 +332,16 @@ fn selected_cells(experiment: &Experiment, settings: &Settings) -> anyhow::Resul
     let cells: Vec<Cell> = (experiment.cells)(settings)
         .into_iter()
         .filter(|c| settings.only.keeps(&c.link))
+        .map(|mut c| {
+            c.runs.retain(|r| settings.only.keeps_run(r));
+            c
+        })
+        .filter(|c| !c.runs.is_empty())
         .collect();
     if cells.is_empty() {
         anyhow::bail!(
-            "{} has no cell with the RTTs and losses asked for (see its cells in \
-             `udt lab run --help` and the report's tables)",
+            "{} has no cell with the RTTs, losses and runs asked for (see its cells and \
+             run labels in its report's tables)",
             experiment.name
         );
     }
@@ -529,7 +542,16 @@ mod tests {
         let some = CellFilter {
             rtts: vec![Duration::ZERO, Duration::from_millis(100)],
             losses: vec![0.001],
+            runs: vec!["model".into()],
         };
+        let run = |label: &str| Run {
+            label: label.into(),
+            flows: vec![],
+            params: BTreeMap::new(),
+        };
+        assert!(some.keeps_run(&run("ours (model)")));
+        assert!(!some.keeps_run(&run("kernel TCP bbr")));
+        assert!(all.keeps_run(&run("kernel TCP bbr")));
         assert!(some.keeps(&link(0, 0.001)));
         assert!(some.keeps(&link(100, 0.001)));
         assert!(!some.keeps(&link(100, 0.0)));
