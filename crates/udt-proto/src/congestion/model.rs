@@ -44,10 +44,12 @@
 //! do not count towards startup's plateau (as in BBR), so a connection that exchanges a few
 //! small messages before its bulk data still starts up at full speed.
 //!
-//! Competing with loss-based flows: a loss while the queue is full (the RTT half the path's
-//! floor above it) is congestion, not random loss, and the model then runs as a CUBIC flow
-//! (RFC 9438, `--cc cubic`'s window) until a trial every 10 s shows the competitors gone;
-//! see `model/competition.rs`. [`ModelConfig::tcp_friendly`] turns this off.
+//! Competing with loss-based flows (off by default, [`ModelConfig::tcp_friendly`] turns it
+//! on): a loss while the queue is full (the RTT half the path's floor above it) is taken for
+//! congestion, not random loss, and the model then runs as a CUBIC flow (RFC 9438, `--cc
+//! cubic`'s window) until a trial every 10 s shows the competitors gone; see
+//! `model/competition.rs`. It is off because that test misfires on short lossy paths (see
+//! [`ModelConfig::tcp_friendly`]).
 //!
 //! Everything is O(1) per hook apart from `on_loss`, which is linear in the NAK's ranges.
 //! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
@@ -165,8 +167,13 @@ impl ModelConfig {
     }
 
     /// Whether the model turns into a CUBIC flow while it competes with loss-based flows
-    /// (a standing queue with losses; `model/competition.rs`). Default on; off is the plain
-    /// BBR-like model, which takes several times a fair share beside TCP.
+    /// (a standing queue with losses; `model/competition.rs`). Default off: the detection
+    /// takes the queue the model builds itself on a short lossy path for competition, and a
+    /// CUBIC window under random loss collapses (1 Gbit/s x 10 ms at 1% loss in the
+    /// simulator: 13 Mbit/s instead of 939; in the lab at 0.1%, about 50 Mbit/s instead of
+    /// 900), while in the lab it did not make the model fair to kernel CUBIC either (2.8x an
+    /// equal share beside 10 flows). Off is the plain BBR-like model, which takes several
+    /// times a fair share beside CUBIC.
     pub fn tcp_friendly(&mut self, on: bool) -> &mut Self {
         self.tcp_friendly = on;
         self
@@ -194,7 +201,7 @@ impl Default for ModelConfig {
             loss_backoff: 0.8,
             initial_window_pkts: 32.0,
             min_window_pkts: 4.0,
-            tcp_friendly: true,
+            tcp_friendly: false,
         }
     }
 }

@@ -29,8 +29,11 @@ const RTT: Duration = Duration::from_millis(40);
 const SECONDS: u64 = 40;
 const MEASURE_FROM: u64 = 10;
 
+/// The model with its competition mode on (`ModelConfig::tcp_friendly`, off by default).
 fn model() -> Arc<dyn ControllerFactory> {
-    Arc::new(ModelFactory::default())
+    let mut factory = ModelFactory::default();
+    factory.config.tcp_friendly(true);
+    Arc::new(factory)
 }
 
 fn cubic() -> Arc<dyn ControllerFactory> {
