@@ -34,10 +34,13 @@ pub mod wan_grid;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::flows::{self, FlowResult, FlowSpec, RunOptions};
 use crate::params::format_rate;
@@ -278,6 +281,7 @@ pub fn run(
     let started = Instant::now();
     let load_before = report::load_average();
     let cells = selected_cells(experiment, settings)?;
+    let stop = StopOnSignal::register();
     let total: usize = cells.iter().map(|c| c.runs.len()).sum();
     let mut rows = Vec::new();
     let mut done = 0;
@@ -294,6 +298,9 @@ pub fn run(
                 }
                 rows.extend(earlier);
                 continue;
+            }
+            if stop.requested() {
+                anyhow::bail!("stopped by a signal before run {done} of {total}");
             }
             let new = {
                 let _turn = lock::exclusive_turn()?;
@@ -325,6 +332,41 @@ pub fn run(
         plots: summary.plots,
         rows,
     })
+}
+
+/// SIGINT, SIGTERM and SIGHUP during an experiment: the first asks it to stop after the run
+/// under way (so the journal keeps every finished run and the lab's namespaces are removed
+/// as it unwinds), a second one of the same kind ends the process at once.
+struct StopOnSignal {
+    flag: Arc<AtomicBool>,
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl StopOnSignal {
+    fn register() -> Self {
+        let flag = Arc::new(AtomicBool::new(false));
+        let mut ids = Vec::new();
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            // The conditional default first: it sees the flag as the previous signal left it.
+            ids.extend(
+                signal_hook::flag::register_conditional_default(sig, Arc::clone(&flag)).ok(),
+            );
+            ids.extend(signal_hook::flag::register(sig, Arc::clone(&flag)).ok());
+        }
+        Self { flag, ids }
+    }
+
+    fn requested(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for StopOnSignal {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
 }
 
 /// The cells of `experiment` that [`Settings::only`] keeps; an error if none.
