@@ -125,7 +125,7 @@ use crate::time::Instant;
 const PACING_GAIN: f64 = 1.25;
 const SLOW_START_PACING_GAIN: f64 = 2.0;
 /// Slow start ends at this fraction of the target.
-const SLOW_START_EXIT: f64 = 0.75;
+const SLOW_START_EXIT: f64 = 0.25;
 /// Slow start resumes after the queueing delay stayed below this fraction of the target for
 /// [`IDLE_ROUNDS`] round trips.
 const IDLE_QUEUE: f64 = 0.25;
@@ -135,6 +135,24 @@ const SLOWDOWN_ROUNDS: u32 = 2;
 /// The next slowdown starts this many times the last one's length (hold plus ramp back)
 /// after the ramp ended, so slowdowns cost at most a tenth of the time (LEDBAT++ §4.4).
 const SLOWDOWN_SPACING: u32 = 9;
+/// In congestion avoidance the flow's own window barely moves, so a rise of the queueing
+/// delay by more than this fraction of the target over one round trip is someone else's
+/// traffic arriving: cut as if the queue stood that far above the target.
+const RISE: f64 = 0.125;
+/// With a queue at the bottleneck (the link is busy), a round that delivered less than this
+/// share of the best rate seen means others take the rest: cut, even without a rise.
+const SHARED_RATE: f64 = 0.8;
+/// The best rate fades by this fraction a round trip, so a changed path is forgotten.
+const RATE_FADE: f64 = 1.0 / 256.0;
+/// An idle-queue restart that meets a cut within this many round trips of its slow start's
+/// end was contested: another flow holds the link and only leaves the queue empty because
+/// it keeps none (BBR-like). The wait before the next restart grows fourfold, up to
+/// [`MAX_RESTART_WAIT_ROUNDS`]; an uncontested restart halves it.
+const CONTESTED_ROUNDS: u32 = 8;
+const MAX_RESTART_WAIT_ROUNDS: u32 = 40;
+/// A slowdown holds this fraction of the window: little enough that the queue drains within
+/// the hold, large enough that the ramp back takes two round trips at 1 Gbit/s, not twelve.
+const SLOWDOWN_WINDOW: f64 = 0.25;
 /// Largest window, packets, whatever the peer advertises (keeps the arithmetic finite).
 const MAX_WINDOW_PKTS: f64 = 1e9;
 /// The smallest and largest multiplicative cut above target.
@@ -271,6 +289,17 @@ pub enum LedbatPhase {
     },
 }
 
+/// One round trip of congestion avoidance: it ends when the ACKs pass `end`.
+#[derive(Clone, Copy, Debug)]
+struct Round {
+    end: SeqNumber,
+    /// The cumulative ACK and the time when it began.
+    acked_from: SeqNumber,
+    began: Instant,
+    /// The queueing delay when it began, seconds (none in the first round after slow start).
+    queue: Option<f64>,
+}
+
 /// The LEDBAT scavenger. Build one per connection with [`Ledbat::new`] or a
 /// [`LedbatFactory`], then drive it through [`Controller`].
 #[derive(Clone, Debug)]
@@ -287,6 +316,20 @@ pub struct Ledbat {
     idle_since: Option<Instant>,
     /// The largest sequence sent when the last multiplicative decrease happened.
     cut_by: Option<SeqNumber>,
+    /// The round trip in progress in congestion avoidance: the largest sequence sent when it
+    /// began, and the queueing delay then (none in the first round, which still carries
+    /// slow start's overshoot).
+    round: Option<Round>,
+    /// The highest delivery rate a round in congestion avoidance has seen, packets per
+    /// second, fading by [`RATE_FADE`] a round.
+    max_rate_pps: f64,
+    /// When the last cut (delay above target, a rise, a loss) happened.
+    last_cut: Option<Instant>,
+    /// Whether the slow start in progress is an idle-queue restart, and when the last one ended.
+    restarting: bool,
+    restart_ended: Option<Instant>,
+    /// Round trips after a cut before an idle queue may restart slow start.
+    restart_wait_rounds: u32,
     /// When the last slowdown began (until its ramp ends), and when the next one is due.
     slowdown_began: Option<Instant>,
     next_slowdown: Option<Instant>,
@@ -314,6 +357,12 @@ impl Ledbat {
             },
             idle_since: None,
             cut_by: None,
+            round: None,
+            max_rate_pps: 0.0,
+            last_cut: None,
+            restarting: false,
+            restart_ended: None,
+            restart_wait_rounds: IDLE_ROUNDS,
             slowdown_began: None,
             next_slowdown: None,
             cwnd_pkts: config.initial_window_pkts,
@@ -386,7 +435,7 @@ impl Ledbat {
                 ssthresh,
                 ramp: true,
             } => {
-                if self.cwnd_pkts >= ssthresh {
+                if self.cwnd_pkts >= ssthresh || queueing > target {
                     self.end_slow_start(now);
                 }
             }
@@ -416,11 +465,16 @@ impl Ledbat {
                     self.idle_since = None;
                 } else {
                     let since = *self.idle_since.get_or_insert(now);
-                    if now - since >= self.rtt() * IDLE_ROUNDS {
+                    let rtt = self.rtt();
+                    let waited = self
+                        .last_cut
+                        .is_none_or(|cut| now - cut >= rtt * self.restart_wait_rounds);
+                    if now - since >= rtt * IDLE_ROUNDS && waited {
                         self.phase = LedbatPhase::SlowStart {
                             ssthresh: f64::INFINITY,
                             ramp: false,
                         };
+                        self.restarting = true;
                     }
                 }
             }
@@ -434,6 +488,9 @@ impl Ledbat {
     fn end_slow_start(&mut self, now: Instant) {
         self.phase = LedbatPhase::Avoidance;
         self.idle_since = None;
+        if std::mem::take(&mut self.restarting) {
+            self.restart_ended = Some(now);
+        }
         if !self.config.slowdowns {
             return;
         }
@@ -454,18 +511,18 @@ impl Ledbat {
         };
         self.slowdown_began = Some(now);
         self.next_slowdown = None;
-        self.cwnd_pkts = self.config.min_window_pkts;
+        self.cwnd_pkts *= SLOWDOWN_WINDOW;
         self.clamp_window();
     }
 
     /// The window after `newly` packets were acknowledged with `flight` in flight before.
-    fn update_window(&mut self, newly: f64, flight: f64, queueing: f64, target: f64) {
+    fn update_window(&mut self, now: Instant, newly: f64, flight: f64, queueing: f64, target: f64) {
         let old = self.cwnd_pkts;
         let off = (target - queueing) / target;
         let next = match self.phase {
             LedbatPhase::Slowdown { .. } => return,
             LedbatPhase::SlowStart { ramp: true, .. } => old + newly,
-            _ if off < 0.0 => self.cut(queueing, target),
+            _ if off < 0.0 => self.cut(now, queueing, target),
             LedbatPhase::SlowStart { ramp: false, .. } => old + self.config.slow_start_gain * newly,
             LedbatPhase::Avoidance => old + self.config.gain * off * newly / old,
         };
@@ -477,13 +534,81 @@ impl Ledbat {
     /// Above target: cut the window by the excess queue's share of the round trip (what
     /// brings the queue back to the target), between [`MIN_CUT`] and [`MAX_CUT`], once the
     /// last cut has taken effect; otherwise leave it.
-    fn cut(&mut self, queueing: f64, target: f64) -> f64 {
+    fn cut(&mut self, now: Instant, queueing: f64, target: f64) -> f64 {
         if self.frozen() {
             return self.cwnd_pkts;
         }
-        self.cut_by = Some(self.largest_sent);
-        let excess = (queueing - target) / self.rtt().as_secs_f64().max(1e-6);
+        self.note_cut(now);
+        let excess = (queueing - target) / target;
         self.cwnd_pkts * (1.0 - excess.clamp(MIN_CUT, MAX_CUT))
+    }
+
+    /// A cut happened now (the caller changes the window): no further one until the ACKs
+    /// show its effect, and a restart it follows closely was contested.
+    fn note_cut(&mut self, now: Instant) {
+        self.cut_by = Some(self.largest_sent);
+        self.last_cut = Some(now);
+        let rtt = self.rtt();
+        if self
+            .restart_ended
+            .take()
+            .is_some_and(|ended| now - ended <= rtt * CONTESTED_ROUNDS)
+        {
+            self.restart_wait_rounds = (self.restart_wait_rounds * 4).min(MAX_RESTART_WAIT_ROUNDS);
+        }
+    }
+
+    /// A restart that met no cut for [`CONTESTED_ROUNDS`] round trips was not contested: the
+    /// path was idle, and the next restart may come sooner.
+    fn settle_restart(&mut self, now: Instant) {
+        let rtt = self.rtt();
+        if self
+            .restart_ended
+            .is_some_and(|ended| now - ended > rtt * CONTESTED_ROUNDS)
+        {
+            self.restart_ended = None;
+            self.restart_wait_rounds = (self.restart_wait_rounds / 2).max(IDLE_ROUNDS);
+        }
+    }
+
+    /// Once per round trip in congestion avoidance: a queue that rose by more than [`RISE`]
+    /// of the target is cut as if it stood that far above the target (see the module doc).
+    fn check_rise(&mut self, now: Instant, queueing: f64, target: f64) {
+        if self.phase != LedbatPhase::Avoidance {
+            self.round = None;
+            return;
+        }
+        let next = Round {
+            end: self.largest_sent,
+            acked_from: self.last_ack,
+            began: now,
+            queue: Some(queueing),
+        };
+        let Some(round) = self.round else {
+            self.round = Some(Round {
+                queue: None,
+                ..next
+            });
+            return;
+        };
+        if self.last_ack <= round.end {
+            return;
+        }
+        self.round = Some(next);
+        // The first round still carries slow start's (or the ramp's) overshoot and rate.
+        let Some(start) = round.queue else {
+            return;
+        };
+        let secs = (now - round.began).as_secs_f64();
+        let rate = f64::from(round.acked_from.offset_to(self.last_ack).max(0)) / secs.max(1e-6);
+        self.max_rate_pps = rate.max(self.max_rate_pps * (1.0 - RATE_FADE));
+        let rise = queueing - start;
+        let shared = queueing > RISE * target && rate < SHARED_RATE * self.max_rate_pps;
+        if (rise > RISE * target || shared) && !self.frozen() {
+            self.note_cut(now);
+            self.cwnd_pkts *= 1.0 - (rise / target).clamp(MIN_CUT, MAX_CUT);
+            self.clamp_window();
+        }
     }
 
     /// Whether a multiplicative decrease is still waiting to show in the ACKs: until the
@@ -536,7 +661,9 @@ impl Controller for Ledbat {
         let queueing = self.queueing_delay().as_secs_f64();
         let target = self.config.target.as_secs_f64();
         self.update_phase(now, queueing, target);
-        self.update_window(newly, flight, queueing, target);
+        self.update_window(now, newly, flight, queueing, target);
+        self.check_rise(now, queueing, target);
+        self.settle_restart(now);
     }
 
     /// A loss halves the window, at most once per round trip (RFC 6817 §2.4.2), and ends
@@ -559,7 +686,7 @@ impl Controller for Ledbat {
         if self.frozen() {
             return;
         }
-        self.cut_by = Some(self.largest_sent);
+        self.note_cut(now);
         self.cwnd_pkts /= 2.0;
         self.clamp_window();
     }
