@@ -150,6 +150,8 @@ const RATE_FADE: f64 = 1.0 / 256.0;
 /// [`MAX_RESTART_WAIT_ROUNDS`]; an uncontested restart halves it.
 const CONTESTED_ROUNDS: u32 = 8;
 const MAX_RESTART_WAIT_ROUNDS: u32 = 40;
+/// What a loss leaves of the window while the queue stands above the target.
+const CONTESTED_LOSS_WINDOW: f64 = 0.25;
 /// A slowdown holds this fraction of the window: little enough that the queue drains within
 /// the hold, large enough that the ramp back takes two round trips at 1 Gbit/s, not twelve.
 const SLOWDOWN_WINDOW: f64 = 0.25;
@@ -535,7 +537,7 @@ impl Ledbat {
     /// brings the queue back to the target), between [`MIN_CUT`] and [`MAX_CUT`], once the
     /// last cut has taken effect; otherwise leave it.
     fn cut(&mut self, now: Instant, queueing: f64, target: f64) -> f64 {
-        if self.frozen() {
+        if !self.may_cut(now) {
             return self.cwnd_pkts;
         }
         self.note_cut(now);
@@ -604,7 +606,7 @@ impl Ledbat {
         self.max_rate_pps = rate.max(self.max_rate_pps * (1.0 - RATE_FADE));
         let rise = queueing - start;
         let shared = queueing > RISE * target && rate < SHARED_RATE * self.max_rate_pps;
-        if (rise > RISE * target || shared) && !self.frozen() {
+        if (rise > RISE * target || shared) && self.may_cut(now) {
             self.note_cut(now);
             self.cwnd_pkts *= 1.0 - (rise / target).clamp(MIN_CUT, MAX_CUT);
             self.clamp_window();
@@ -615,6 +617,14 @@ impl Ledbat {
     /// ACK passes what had been sent when it happened, the delay and loss it sees predate it.
     fn frozen(&self) -> bool {
         self.cut_by.is_some_and(|sent| self.last_ack <= sent)
+    }
+
+    /// Whether a cut may happen now: once the last one shows in the ACKs, or a round trip
+    /// after it while the ACKs stall (another flow's losses hold the queue full, and ours
+    /// wait for repair behind them: a scavenger does not wait that out).
+    fn may_cut(&self, now: Instant) -> bool {
+        let rtt = self.rtt();
+        !self.frozen() || self.last_cut.is_some_and(|cut| now - cut >= rtt)
     }
 
     fn clamp_window(&mut self) {
@@ -667,27 +677,35 @@ impl Controller for Ledbat {
     }
 
     /// A loss halves the window, at most once per round trip (RFC 6817 §2.4.2), and ends
-    /// slow start. In a slowdown it halves the window to ramp back to instead.
+    /// slow start; with the queue above the target (someone else filled it) it leaves a
+    /// quarter, [`CONTESTED_LOSS_WINDOW`]. In a slowdown it halves the held window and the
+    /// window to ramp back to.
     fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
         self.largest_sent = self.largest_sent.max_seq(loss.largest_sent);
         match self.phase {
             LedbatPhase::Slowdown { until, restore } => {
-                // Already at the minimum; the window to ramp back to was too large.
-                if !self.frozen() {
-                    self.cut_by = Some(self.largest_sent);
+                if self.may_cut(now) {
+                    self.note_cut(now);
                     let restore = (restore / 2.0).max(self.config.min_window_pkts);
                     self.phase = LedbatPhase::Slowdown { until, restore };
+                    self.cwnd_pkts /= 2.0;
+                    self.clamp_window();
                 }
                 return;
             }
             LedbatPhase::SlowStart { .. } => self.end_slow_start(now),
             LedbatPhase::Avoidance => self.idle_since = None,
         }
-        if self.frozen() {
+        if !self.may_cut(now) {
             return;
         }
         self.note_cut(now);
-        self.cwnd_pkts /= 2.0;
+        let contested = self.queueing_delay() > self.config.target;
+        self.cwnd_pkts *= if contested {
+            CONTESTED_LOSS_WINDOW
+        } else {
+            0.5
+        };
         self.clamp_window();
     }
 
