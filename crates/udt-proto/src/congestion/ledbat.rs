@@ -139,6 +139,9 @@ const SLOWDOWN_SPACING: u32 = 9;
 /// delay by more than this fraction of the target over one round trip is someone else's
 /// traffic arriving: cut as if the queue stood that far above the target.
 const RISE: f64 = 0.125;
+/// The rounds after slow start (or a slowdown's ramp) that neither the rise nor the rate
+/// rule judges: what was sent at the end of the ramp is still reaching the queue.
+const SETTLE_ROUNDS: u32 = 2;
 /// With a queue at the bottleneck (the link is busy), a round that delivered less than this
 /// share of the best rate seen means others take the rest: cut, even without a rise.
 const SHARED_RATE: f64 = 0.8;
@@ -298,8 +301,10 @@ struct Round {
     /// The cumulative ACK and the time when it began.
     acked_from: SeqNumber,
     began: Instant,
-    /// The queueing delay when it began, seconds (none in the first round after slow start).
-    queue: Option<f64>,
+    /// The queueing delay when it began, seconds.
+    queue: f64,
+    /// Rounds since congestion avoidance began.
+    index: u32,
 }
 
 /// The LEDBAT scavenger. Build one per connection with [`Ledbat::new`] or a
@@ -318,9 +323,7 @@ pub struct Ledbat {
     idle_since: Option<Instant>,
     /// The largest sequence sent when the last multiplicative decrease happened.
     cut_by: Option<SeqNumber>,
-    /// The round trip in progress in congestion avoidance: the largest sequence sent when it
-    /// began, and the queueing delay then (none in the first round, which still carries
-    /// slow start's overshoot).
+    /// The round trip in progress in congestion avoidance.
     round: Option<Round>,
     /// The highest delivery rate a round in congestion avoidance has seen, packets per
     /// second, fading by [`RATE_FADE`] a round.
@@ -429,15 +432,18 @@ impl Ledbat {
     /// slowdowns.
     fn update_phase(&mut self, now: Instant, queueing: f64, target: f64) {
         match self.phase {
-            // A ramp (after a slowdown or a timeout) goes back to where the flow was, whatever
-            // the delay: others may hold the queue at the target, and a ramp that stopped at
-            // 3/4 of it would leave the flow a fraction of its window after every slowdown
-            // (a second LEDBAT flow starved that way). Loss still ends it.
+            // A ramp (after a slowdown or a timeout) goes back to where the flow was, or less
+            // if the queue shows at slow start's exit level first: a flow that arrived
+            // during the hold has it, and a queue rebuilt under it (a rising RTT) would end
+            // its own slow start early (Linux CUBIC's HyStart) and leave it crawling. Loss
+            // ends it too.
             LedbatPhase::SlowStart {
                 ssthresh,
                 ramp: true,
             } => {
-                if self.cwnd_pkts >= ssthresh || queueing > target {
+                let latest = self.latest_queueing_delay().as_secs_f64();
+                let queue = queueing.max(latest);
+                if self.cwnd_pkts >= ssthresh || queue >= SLOW_START_EXIT * target {
                     self.end_slow_start(now);
                 }
             }
@@ -580,27 +586,31 @@ impl Ledbat {
             self.round = None;
             return;
         }
-        let next = Round {
-            end: self.largest_sent,
-            acked_from: self.last_ack,
-            began: now,
-            queue: Some(queueing),
-        };
         let Some(round) = self.round else {
             self.round = Some(Round {
-                queue: None,
-                ..next
+                end: self.largest_sent,
+                acked_from: self.last_ack,
+                began: now,
+                queue: queueing,
+                index: 0,
             });
             return;
         };
         if self.last_ack <= round.end {
             return;
         }
-        self.round = Some(next);
-        // The first round still carries slow start's (or the ramp's) overshoot and rate.
-        let Some(start) = round.queue else {
+        self.round = Some(Round {
+            end: self.largest_sent,
+            acked_from: self.last_ack,
+            began: now,
+            queue: queueing,
+            index: round.index.saturating_add(1),
+        });
+        // The first rounds still carry slow start's (or the ramp's) overshoot and rate.
+        if round.index < SETTLE_ROUNDS {
             return;
-        };
+        }
+        let start = round.queue;
         let secs = (now - round.began).as_secs_f64();
         let rate = f64::from(round.acked_from.offset_to(self.last_ack).max(0)) / secs.max(1e-6);
         self.max_rate_pps = rate.max(self.max_rate_pps * (1.0 - RATE_FADE));
@@ -624,7 +634,10 @@ impl Ledbat {
     /// wait for repair behind them: a scavenger does not wait that out).
     fn may_cut(&self, now: Instant) -> bool {
         let rtt = self.rtt();
-        !self.frozen() || self.last_cut.is_some_and(|cut| now - cut >= rtt)
+        match self.last_cut {
+            None => true,
+            Some(cut) => (!self.frozen() && cut < now) || now - cut >= rtt,
+        }
     }
 
     fn clamp_window(&mut self) {
