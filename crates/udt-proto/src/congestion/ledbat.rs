@@ -62,7 +62,7 @@
 //! * **an idle queue** (below a quarter of the target for two round trips: the others left)
 //!   restarts slow start, but only a wait after the last cut (two round trips at first): a
 //!   restart that meets a cut within eight round trips of its end was contested (another
-//!   flow holds the link and keeps no queue), and the wait grows fourfold up to 40 round
+//!   flow holds the link and keeps no queue), and the wait grows fourfold up to 16 round
 //!   trips; an uncontested restart halves it. Without it, beside `model` the scavenger
 //!   slow-started into model every few round trips.
 //! * **slowdown** (LEDBAT++ §4.4): two round trips after the first slow start, and then
@@ -165,7 +165,7 @@ const RATE_FADE: f64 = 1.0 / 256.0;
 /// it keeps none (BBR-like). The wait before the next restart grows fourfold, up to
 /// [`MAX_RESTART_WAIT_ROUNDS`]; an uncontested restart halves it.
 const CONTESTED_ROUNDS: u32 = 8;
-const MAX_RESTART_WAIT_ROUNDS: u32 = 40;
+const MAX_RESTART_WAIT_ROUNDS: u32 = 16;
 /// What a loss leaves of the window while the queue stands above the target.
 const CONTESTED_LOSS_WINDOW: f64 = 0.25;
 /// A slowdown holds this fraction of the window: little enough that the queue drains within
