@@ -109,9 +109,9 @@
 //! In the simulator (`tests/cc_ledbat.rs`, one-BDP drop-tail queue): alone at 1 Gbit/s ×
 //! 50 ms it uses ~94% of the link from a cold start (slowdowns included). When a `cubic`
 //! flow (kernel TCP's stand-in) or `model` arrives, the scavenger is under a tenth of the
-//! link about 0.8 s later (the other flow alone needs ~0.5 s to reach half the link) and
-//! stays there; cubic keeps 91-100% and model 89-93% of what they get alone. At
-//! 100 Mbit/s beside `native` it keeps 11-14% (native leaves some of the link idle) and
+//! link about 0.8 s later and for good 1.0-1.8 s later (the other flow alone needs ~0.5 s to
+//! reach half the link); cubic keeps 91-100% and model 89-93% of what they get alone. At
+//! 100 Mbit/s beside `native` it keeps 11-15% (native leaves some of the link idle) and
 //! takes the link back within a few seconds after native ends (the restart wait delays
 //! that). Two scavengers fill the link together, but the one holding the queue keeps most
 //! of it. The lab (`udt lab run scavenger`, docs/lab/scavenger) measures the same against
