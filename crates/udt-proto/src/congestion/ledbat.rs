@@ -120,12 +120,14 @@
 //! Every hook is O(1) amortised (markers are pushed once and popped once; the base history
 //! is a fixed array of [`LedbatConfig::base_history`] ≤ 60 buckets).
 
+mod contest;
 mod delay;
 #[cfg(test)]
 mod tests;
 
 use std::time::Duration;
 
+use self::contest::Round;
 use self::delay::{DelayFilters, Markers, MAX_BASE_HISTORY, MAX_CURRENT_FILTER};
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
@@ -148,24 +150,6 @@ const SLOWDOWN_ROUNDS: u32 = 2;
 /// The next slowdown starts this many times the last one's length (hold plus ramp back)
 /// after the ramp ended, so slowdowns cost at most a tenth of the time (LEDBAT++ §4.4).
 const SLOWDOWN_SPACING: u32 = 9;
-/// In congestion avoidance the flow's own window barely moves, so a rise of the queueing
-/// delay by more than this fraction of the target over one round trip is someone else's
-/// traffic arriving: cut as if the queue stood that far above the target.
-const RISE: f64 = 0.125;
-/// The rounds after slow start (or a slowdown's ramp) that neither the rise nor the rate
-/// rule judges: what was sent at the end of the ramp is still reaching the queue.
-const SETTLE_ROUNDS: u32 = 2;
-/// With a queue at the bottleneck (the link is busy), a round that delivered less than this
-/// share of the best rate seen means others take the rest: cut, even without a rise.
-const SHARED_RATE: f64 = 0.8;
-/// The best rate fades by this fraction a round trip, so a changed path is forgotten.
-const RATE_FADE: f64 = 1.0 / 256.0;
-/// An idle-queue restart that meets a cut within this many round trips of its slow start's
-/// end was contested: another flow holds the link and only leaves the queue empty because
-/// it keeps none (BBR-like). The wait before the next restart grows fourfold, up to
-/// [`MAX_RESTART_WAIT_ROUNDS`]; an uncontested restart halves it.
-const CONTESTED_ROUNDS: u32 = 8;
-const MAX_RESTART_WAIT_ROUNDS: u32 = 16;
 /// What a loss leaves of the window while the queue stands above the target.
 const CONTESTED_LOSS_WINDOW: f64 = 0.25;
 /// A slowdown holds this fraction of the window: little enough that the queue drains within
@@ -305,19 +289,6 @@ pub enum LedbatPhase {
         /// The window before the slowdown.
         restore: f64,
     },
-}
-
-/// One round trip of congestion avoidance: it ends when the ACKs pass `end`.
-#[derive(Clone, Copy, Debug)]
-struct Round {
-    end: SeqNumber,
-    /// The cumulative ACK and the time when it began.
-    acked_from: SeqNumber,
-    began: Instant,
-    /// The queueing delay when it began, seconds.
-    queue: f64,
-    /// Rounds since congestion avoidance began.
-    index: u32,
 }
 
 /// The LEDBAT scavenger. Build one per connection with [`Ledbat::new`] or a
@@ -564,93 +535,10 @@ impl Ledbat {
         self.cwnd_pkts * (1.0 - excess.clamp(MIN_CUT, MAX_CUT))
     }
 
-    /// A cut happened now (the caller changes the window): no further one until the ACKs
-    /// show its effect, and a restart it follows closely was contested.
-    fn note_cut(&mut self, now: Instant) {
-        self.cut_by = Some(self.largest_sent);
-        self.last_cut = Some(now);
-        let rtt = self.rtt();
-        if self
-            .restart_ended
-            .take()
-            .is_some_and(|ended| now - ended <= rtt * CONTESTED_ROUNDS)
-        {
-            self.restart_wait_rounds = (self.restart_wait_rounds * 4).min(MAX_RESTART_WAIT_ROUNDS);
-        }
-    }
-
-    /// A restart that met no cut for [`CONTESTED_ROUNDS`] round trips was not contested: the
-    /// path was idle, and the next restart may come sooner.
-    fn settle_restart(&mut self, now: Instant) {
-        let rtt = self.rtt();
-        if self
-            .restart_ended
-            .is_some_and(|ended| now - ended > rtt * CONTESTED_ROUNDS)
-        {
-            self.restart_ended = None;
-            self.restart_wait_rounds = (self.restart_wait_rounds / 2).max(IDLE_ROUNDS);
-        }
-    }
-
-    /// Once per round trip in congestion avoidance: a queue that rose by more than [`RISE`]
-    /// of the target is cut as if it stood that far above the target (see the module doc).
-    fn check_rise(&mut self, now: Instant, queueing: f64, target: f64) {
-        if self.phase != LedbatPhase::Avoidance {
-            self.round = None;
-            return;
-        }
-        let Some(round) = self.round else {
-            self.round = Some(Round {
-                end: self.largest_sent,
-                acked_from: self.last_ack,
-                began: now,
-                queue: queueing,
-                index: 0,
-            });
-            return;
-        };
-        if self.last_ack <= round.end {
-            return;
-        }
-        self.round = Some(Round {
-            end: self.largest_sent,
-            acked_from: self.last_ack,
-            began: now,
-            queue: queueing,
-            index: round.index.saturating_add(1),
-        });
-        // The first rounds still carry slow start's (or the ramp's) overshoot and rate.
-        if round.index < SETTLE_ROUNDS {
-            return;
-        }
-        let start = round.queue;
-        let secs = (now - round.began).as_secs_f64();
-        let rate = f64::from(round.acked_from.offset_to(self.last_ack).max(0)) / secs.max(1e-6);
-        self.max_rate_pps = rate.max(self.max_rate_pps * (1.0 - RATE_FADE));
-        let rise = queueing - start;
-        let shared = queueing > RISE * target && rate < SHARED_RATE * self.max_rate_pps;
-        if (rise > RISE * target || shared) && self.may_cut(now) {
-            self.note_cut(now);
-            self.cwnd_pkts *= 1.0 - (rise / target).clamp(MIN_CUT, MAX_CUT);
-            self.clamp_window();
-        }
-    }
-
     /// Whether a multiplicative decrease is still waiting to show in the ACKs: until the
     /// ACK passes what had been sent when it happened, the delay and loss it sees predate it.
     fn frozen(&self) -> bool {
         self.cut_by.is_some_and(|sent| self.last_ack <= sent)
-    }
-
-    /// Whether a cut may happen now: once the last one shows in the ACKs, or a round trip
-    /// after it while the ACKs stall (another flow's losses hold the queue full, and ours
-    /// wait for repair behind them: a scavenger does not wait that out).
-    fn may_cut(&self, now: Instant) -> bool {
-        let rtt = self.rtt();
-        match self.last_cut {
-            None => true,
-            Some(cut) => (!self.frozen() && cut < now) || now - cut >= rtt,
-        }
     }
 
     fn clamp_window(&mut self) {

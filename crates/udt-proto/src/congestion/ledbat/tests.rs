@@ -395,3 +395,53 @@ fn slowdowns_hold_a_quarter_then_ramp_back_and_space_out() {
     );
     assert!(gap <= length * SLOWDOWN_SPACING + BASE_RTT * 2, "{gap:?}");
 }
+
+/// Settles a flow in congestion avoidance with a steady queue of `queue`, one sample a
+/// filter (so the scripted queue steps, not ramps), past the rounds the contest rules skip.
+fn settled_at(queue: Duration) -> Script {
+    let mut config = steady();
+    config.current_filter(1);
+    let mut s = Script::new(config);
+    s.round(BASE_RTT);
+    for _ in 0..6 {
+        s.round(BASE_RTT + queue);
+    }
+    assert!(!s.cc.in_slow_start());
+    s
+}
+
+#[test]
+fn a_rising_queue_below_the_target_cuts() {
+    let target = LedbatConfig::DEFAULT_TARGET;
+    let mut s = settled_at(target * 3 / 10);
+    // Someone's slow start: the queue rises by a quarter of the target, still below it.
+    let before = s.cc.window_pkts();
+    s.round(BASE_RTT + target * 11 / 20);
+    let after = s.cc.window_pkts();
+    assert!(after <= before * 7.0 / 8.0, "{after} vs {before}");
+    assert!(after >= before / 2.0, "{after} vs {before}");
+}
+
+#[test]
+fn a_falling_rate_under_a_standing_queue_cuts() {
+    let queue = LedbatConfig::DEFAULT_TARGET / 2;
+    let mut s = settled_at(queue);
+    // The same queue, but the window now takes two round trips to deliver (an idle round
+    // trip before the burst): the busy link carries someone else.
+    let before = s.cc.window_pkts();
+    s.now += BASE_RTT + queue;
+    s.round(BASE_RTT + queue);
+    // Cut by at least an eighth (of the window after this ACK's growth, at most a packet).
+    let after = s.cc.window_pkts();
+    assert!(after <= (before + 1.0) * 7.0 / 8.0, "{after} vs {before}");
+    // With no queue the link is not busy: a slower round is the flow's own business.
+    let mut s = settled_at(queue);
+    let before = s.cc.window_pkts();
+    s.now += BASE_RTT;
+    s.round(BASE_RTT);
+    assert!(
+        s.cc.window_pkts() >= before,
+        "{} vs {before}",
+        s.cc.window_pkts()
+    );
+}
