@@ -310,7 +310,7 @@ pub struct Ledbat {
     /// The round trip in progress in congestion avoidance.
     round: Option<Round>,
     /// The highest delivery rate a round in congestion avoidance has seen, packets per
-    /// second, fading by [`RATE_FADE`] a round.
+    /// second, fading by `contest::RATE_FADE` a round.
     max_rate_pps: f64,
     /// When the last cut (delay above target, a rise, a loss) happened.
     last_cut: Option<Instant>,
