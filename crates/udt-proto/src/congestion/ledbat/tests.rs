@@ -161,16 +161,16 @@ fn current_filter_takes_the_minimum_of_recent_samples() {
 }
 
 #[test]
-fn slow_start_ends_at_three_quarters_of_the_target() {
+fn slow_start_ends_at_a_quarter_of_the_target() {
     let mut s = Script::new(LedbatConfig::default());
     s.round(BASE_RTT);
     let target = LedbatConfig::DEFAULT_TARGET;
     for _ in 0..4 {
-        s.round(BASE_RTT + target / 2);
+        s.round(BASE_RTT + target / 5);
     }
     assert!(s.cc.in_slow_start());
     for _ in 0..4 {
-        s.round(BASE_RTT + target * 4 / 5);
+        s.round(BASE_RTT + target * 3 / 10);
     }
     assert!(!s.cc.in_slow_start());
 }
@@ -196,17 +196,18 @@ fn above_target_the_window_shrinks_by_at_most_half_per_round_trip() {
 
 #[test]
 fn below_target_the_window_grows_by_at_most_gain_per_round_trip() {
-    let mut s = Script::new(steady());
+    // One sample a filter, so that the scripted queue is seen as one step, not a rise.
+    let mut config = steady();
+    config.current_filter(1);
+    let mut s = Script::new(config);
     s.round(BASE_RTT);
-    for _ in 0..4 {
-        s.round(BASE_RTT + above_target());
-    }
-    assert!(!s.cc.in_slow_start());
-    // A queue of half the target: off_target 1/2, so about half a packet per round trip.
+    // A queue of half the target: slow start ends, then off_target is 1/2, so about half a
+    // packet per round trip (a steady queue: no rise, the same rate every round).
     let half = LedbatConfig::DEFAULT_TARGET / 2;
-    for _ in 0..4 {
+    for _ in 0..6 {
         s.round(BASE_RTT + half);
     }
+    assert!(!s.cc.in_slow_start());
     let before = s.cc.window_pkts();
     s.round(BASE_RTT + half);
     let grown = s.cc.window_pkts() - before;
@@ -344,7 +345,7 @@ fn config_setters_clamp() {
 }
 
 #[test]
-fn slowdowns_hold_the_minimum_then_ramp_back_and_space_out() {
+fn slowdowns_hold_a_quarter_then_ramp_back_and_space_out() {
     let mut s = Script::new(LedbatConfig::default());
     s.round(BASE_RTT);
     while s.cc.in_slow_start() {
@@ -364,19 +365,14 @@ fn slowdowns_hold_the_minimum_then_ramp_back_and_space_out() {
         (restore - window).abs() <= window / 2.0,
         "{restore} vs {window}"
     );
-    assert_eq!(
-        s.cc.window_pkts(),
-        LedbatConfig::default().min_window_value()
-    );
+    let held = s.cc.window_pkts();
+    assert_eq!(held, restore * SLOWDOWN_WINDOW);
     // The queue drains; after the hold, a ramp at TCP's gain back to the old window.
     let began = s.now;
     while !s.cc.in_slow_start() {
         s.round(BASE_RTT);
         if !s.cc.in_slow_start() {
-            assert_eq!(
-                s.cc.window_pkts(),
-                LedbatConfig::default().min_window_value()
-            );
+            assert_eq!(s.cc.window_pkts(), held);
         }
     }
     assert!(s.now - began >= BASE_RTT * SLOWDOWN_ROUNDS);
@@ -398,4 +394,54 @@ fn slowdowns_hold_the_minimum_then_ramp_back_and_space_out() {
         "{gap:?} after a {length:?} slowdown"
     );
     assert!(gap <= length * SLOWDOWN_SPACING + BASE_RTT * 2, "{gap:?}");
+}
+
+/// Settles a flow in congestion avoidance with a steady queue of `queue`, one sample a
+/// filter (so the scripted queue steps, not ramps), past the rounds the contest rules skip.
+fn settled_at(queue: Duration) -> Script {
+    let mut config = steady();
+    config.current_filter(1);
+    let mut s = Script::new(config);
+    s.round(BASE_RTT);
+    for _ in 0..6 {
+        s.round(BASE_RTT + queue);
+    }
+    assert!(!s.cc.in_slow_start());
+    s
+}
+
+#[test]
+fn a_rising_queue_below_the_target_cuts() {
+    let target = LedbatConfig::DEFAULT_TARGET;
+    let mut s = settled_at(target * 3 / 10);
+    // Someone's slow start: the queue rises by a quarter of the target, still below it.
+    let before = s.cc.window_pkts();
+    s.round(BASE_RTT + target * 11 / 20);
+    let after = s.cc.window_pkts();
+    assert!(after <= before * 7.0 / 8.0, "{after} vs {before}");
+    assert!(after >= before / 2.0, "{after} vs {before}");
+}
+
+#[test]
+fn a_falling_rate_under_a_standing_queue_cuts() {
+    let queue = LedbatConfig::DEFAULT_TARGET / 2;
+    let mut s = settled_at(queue);
+    // The same queue, but the window now takes two round trips to deliver (an idle round
+    // trip before the burst): the busy link carries someone else.
+    let before = s.cc.window_pkts();
+    s.now += BASE_RTT + queue;
+    s.round(BASE_RTT + queue);
+    // Cut by at least an eighth (of the window after this ACK's growth, at most a packet).
+    let after = s.cc.window_pkts();
+    assert!(after <= (before + 1.0) * 7.0 / 8.0, "{after} vs {before}");
+    // With no queue the link is not busy: a slower round is the flow's own business.
+    let mut s = settled_at(queue);
+    let before = s.cc.window_pkts();
+    s.now += BASE_RTT;
+    s.round(BASE_RTT);
+    assert!(
+        s.cc.window_pkts() >= before,
+        "{} vs {before}",
+        s.cc.window_pkts()
+    );
 }
