@@ -21,7 +21,7 @@
 //!   is larger (§4.3), and grows only while the flow uses it;
 //! * **an EXP timeout** drops the window to the minimum and slow-starts back to β of what it
 //!   was (§4.8);
-//! * **pacing**: the window per RTT times 1.2 (2 in slow start), as Linux paces TCP, but per
+//! * **pacing**: the window per RTT times 1.2 (2 in slow start; see [`CubicConfig::pacing_gain`]), as Linux paces TCP, but per
 //!   the lowest smoothed RTT seen rather than the current one: Linux's smoothed RTT follows
 //!   each packet's sample, UDT's follows one ACK in 10 ms smoothed twice and lags the queue by
 //!   a round trip or more, so a flow paced by it after a cut sent too slowly to keep its
@@ -281,6 +281,7 @@ impl LossTracker {
 pub struct CubicConfig {
     initial_window_pkts: f64,
     min_window_pkts: f64,
+    pacing_gain: f64,
 }
 
 impl CubicConfig {
@@ -296,6 +297,16 @@ impl CubicConfig {
         self
     }
 
+    /// Pace at the window per RTT times `gain` after slow start (default 1.2, Linux's with
+    /// pacing on; at least 1). Kernel TCP under the default qdisc does not pace at all, but
+    /// sends what each ACK lets out in a burst: a large gain is that, for the simulator's
+    /// "kernel-like" competitors (bursty flows lose out of step, so the queue they keep
+    /// never drains).
+    pub fn pacing_gain(&mut self, gain: f64) -> &mut Self {
+        self.pacing_gain = if gain >= 1.0 { gain.min(1e3) } else { 1.0 };
+        self
+    }
+
     /// The smallest window the controller ever reports, packets.
     pub fn min_window_value(&self) -> f64 {
         self.min_window_pkts.min(self.initial_window_pkts)
@@ -308,6 +319,7 @@ impl Default for CubicConfig {
         Self {
             initial_window_pkts: 10.0,
             min_window_pkts: 4.0,
+            pacing_gain: PACING_GAIN,
         }
     }
 }
@@ -364,9 +376,9 @@ impl Cubic {
     /// an ACK brings one) over the paced window.
     pub fn period_us(&self) -> f64 {
         let gain = if self.in_slow_start() {
-            SLOW_START_PACING_GAIN
+            SLOW_START_PACING_GAIN.max(self.config.pacing_gain)
         } else {
-            PACING_GAIN
+            self.config.pacing_gain
         };
         let rtt = self.min_rtt.unwrap_or(self.srtt);
         rtt.as_secs_f64() * 1e6 / (gain * self.window.cwnd())

@@ -25,10 +25,24 @@
 //! with a full queue and it stays; if not, the next such loss resumes the competition where
 //! it stopped, window and all (within [`MEMORY`]), with that loss as a congestion event.
 //!
-//! Two `model` flows alone keep a standing queue (their estimates add up to more than the
-//! link, as with BBR v1), but with a one-BDP queue it does not overflow, so they stay as they
-//! are. A flow that starts when the queue is already full measures that as its floor and
-//! cannot tell (BBR's latecomer problem); the floor rotates only while not competing.
+//! Three signals start a competition, none of which needs the queue to have been seen empty
+//! since start-up (beside kernel TCP flows, which keep a one-BDP queue near full, it never
+//! is, and a model flow that waited for that took 2.3 times an equal share in the lab):
+//! * the queue is still full once the drain is [`settle`] behind (checked once per drain, no
+//!   loss needed: the drain empties a queue the flow built alone, and kernel TCP flows lose
+//!   so rarely that waiting for a loss let the model keep start-up's share for seconds);
+//! * a loss with the queue full, as above;
+//! * a loss in cruise at the top of a wide RTT range: more than max(⅕ low, 2 ms) above the
+//!   lowest RTT of the last 2-4 s ([`QueueWatch::at_the_top`]). A flow that starts after its
+//!   competitors filled the queue takes their standing queue for its floor (BBR's latecomer
+//!   problem), but their sawtooth still sweeps the RTT, and a drop-tail queue drops when it
+//!   is full, at the top of that range. Alone, the model cruises with its probe's queue
+//!   drained, so a random loss in cruise comes near the low RTT.
+//!
+//! Start-up's own losses are ignored until the queue has been seen empty or [`settle`] has
+//! passed since the drain. Two `model` flows alone keep a standing queue (their estimates add
+//! up to more than the link, as with BBR v1); more of them can overflow a one-BDP queue and
+//! then compete among themselves as CUBIC flows. The floor rotates only while not competing.
 
 use std::time::Duration;
 
@@ -53,6 +67,23 @@ const FULL_MIN: Duration = Duration::from_millis(2);
 /// empty queue.
 const EMPTY_FRACTION: f64 = 0.125;
 const EMPTY_MIN: Duration = Duration::from_millis(1);
+/// The low RTT is the lowest of the current and the previous bucket of this long, or of
+/// [`LOW_FLOORS`] floors if longer: long enough to hold the bottom of the competitors'
+/// sawtooth (a loss cuts some of them, and the queue falls for a while), short enough to
+/// leave out the empty queue that a flow starting beside them saw before they filled it.
+const LOW_BUCKET: Duration = Duration::from_secs(2);
+const LOW_FLOORS: u32 = 10;
+/// Queue above the low RTT that counts as the top of a wide range at a loss, in cruise: a
+/// fraction of the low RTT or an absolute delay, whichever is larger. Alone, the model cruises
+/// with the queue its probe left drained, so a random loss in cruise comes within a few
+/// percent of the low RTT; beside loss-based flows a loss comes when they have filled the
+/// queue, at the top of the range their sawtooth sweeps.
+const HIGH_FRACTION: f64 = 0.2;
+const HIGH_MIN: Duration = Duration::from_millis(2);
+/// How long after the drain the queue may still hold start-up's overshoot, in floors and at
+/// least [`SETTLE_MIN`]: losses reported before then may be start-up's own.
+const SETTLE_FLOORS: u32 = 10;
+const SETTLE_MIN: Duration = Duration::from_millis(500);
 /// How long the model competes before it tries its rate-based self again.
 pub(super) const TRIAL: Duration = Duration::from_secs(10);
 /// How long after a trial began a loss with a full queue resumes the competition as it was.
@@ -92,22 +123,27 @@ impl TwoBucketMin {
     }
 }
 
-/// The RTT floor and the recent RTT (see the module doc).
+/// The RTT floor, the low RTT and the recent RTT (see the module doc).
 #[derive(Clone, Debug)]
 pub(super) struct QueueWatch {
     floor: TwoBucketMin,
+    low: TwoBucketMin,
     recent: TwoBucketMin,
-    /// Whether the queue has been seen empty since [`QueueWatch::disarm`]: until then a full
-    /// queue may be the flow's own start-up.
+    /// Whether the queue has been seen empty, or the drain is [`SETTLE_FLOORS`] behind,
+    /// since [`QueueWatch::disarm`]: until then a full queue may be the flow's own start-up.
     armed: bool,
+    /// When [`QueueWatch::disarm`] was called.
+    disarmed_at: Instant,
 }
 
 impl QueueWatch {
     pub(super) fn new(now: Instant) -> Self {
         Self {
             floor: TwoBucketMin::new(now),
+            low: TwoBucketMin::new(now),
             recent: TwoBucketMin::new(now),
             armed: false,
+            disarmed_at: now,
         }
     }
 
@@ -121,19 +157,27 @@ impl QueueWatch {
         let recent = self
             .floor()
             .map_or(MIN_RECENT, |f| f.mul_f64(RECENT_FLOORS).max(MIN_RECENT));
+        let low = self
+            .floor()
+            .map_or(LOW_BUCKET, |f| (f * LOW_FLOORS).max(LOW_BUCKET));
         self.floor.push(now, rtt, (!frozen).then_some(FLOOR_BUCKET));
+        self.low.push(now, rtt, Some(low));
         self.recent.push(now, rtt, Some(recent));
         if let Some(floor) = self.floor() {
             let empty = floor.mul_f64(EMPTY_FRACTION).max(EMPTY_MIN);
-            self.armed |= rtt.saturating_sub(floor) <= empty;
+            let settled = now - self.disarmed_at >= settle(Some(floor));
+            self.armed |= settled || rtt.saturating_sub(floor) <= empty;
         }
     }
 
-    /// Ignore full queues until the queue has been seen empty: start-up overshoots by design,
-    /// and losses it caused are reported while its queue drains (alone on a path with a
-    /// one-BDP queue, the model took them for competitors and stayed a CUBIC flow).
-    pub(super) fn disarm(&mut self) {
+    /// Ignore full queues until the queue has been seen empty or start-up's overshoot has
+    /// had time to leave: start-up overshoots by design, and losses it caused are reported
+    /// while its queue drains (alone on a path with a one-BDP queue, the model took them for
+    /// competitors and stayed a CUBIC flow). (Waiting for an empty queue alone never ended
+    /// beside kernel TCP flows, which keep the queue near full: the model never competed.)
+    pub(super) fn disarm(&mut self, now: Instant) {
         self.armed = false;
+        self.disarmed_at = now;
     }
 
     /// Whether the queue is full as a loss is reported: both the recent RTT and `srtt`, the
@@ -144,10 +188,13 @@ impl QueueWatch {
     /// repair and read 60% above the floor. ACK/ACK2 pairs wait for no hole, but are smoothed
     /// twice and lag the queue by a round trip or more, so neither decides alone.)
     pub(super) fn queue_full(&self, srtt: Duration) -> bool {
-        if !self.armed {
-            return false;
-        }
-        match (self.floor(), self.recent.min().map(|r| r.min(srtt))) {
+        self.armed && self.queue_standing(srtt)
+    }
+
+    /// Whether the queue is full as the drain ends, armed or not (the drain is what arms the
+    /// watch: it empties a queue the flow built alone).
+    pub(super) fn queue_standing(&self, srtt: Duration) -> bool {
+        match (self.floor(), self.now(srtt)) {
             (Some(floor), Some(recent)) => {
                 let full = floor.mul_f64(FULL_FRACTION).max(FULL_MIN);
                 recent.saturating_sub(floor) > full
@@ -155,6 +202,35 @@ impl QueueWatch {
             _ => false,
         }
     }
+
+    /// Whether, as a loss is reported in cruise, the RTT is at the top of a wide range: more
+    /// than max(⅕ low, 2 ms) above the low RTT of the last few seconds. This needs no empty
+    /// queue: a flow that started after its competitors filled the queue takes their
+    /// standing queue for its floor, but their sawtooth still sweeps the RTT, and their
+    /// losses come at its top (a drop-tail queue drops when it is full).
+    pub(super) fn at_the_top(&self, srtt: Duration) -> bool {
+        if !self.armed {
+            return false;
+        }
+        match (self.low.min(), self.now(srtt)) {
+            (Some(low), Some(recent)) => {
+                let high = low.mul_f64(HIGH_FRACTION).max(HIGH_MIN);
+                recent.saturating_sub(low) > high
+            }
+            _ => false,
+        }
+    }
+
+    /// The RTT now: the lower of the recent samples' minimum and `srtt`.
+    fn now(&self, srtt: Duration) -> Option<Duration> {
+        self.recent.min().map(|r| r.min(srtt))
+    }
+}
+
+/// How long after the drain start-up's overshoot may still be in the queue or in the RTT
+/// samples: [`SETTLE_FLOORS`] floors, at least [`SETTLE_MIN`].
+pub(super) fn settle(floor: Option<Duration>) -> Duration {
+    floor.map_or(SETTLE_MIN, |f| (f * SETTLE_FLOORS).max(SETTLE_MIN))
 }
 
 /// The model while it competes with loss-based flows: a CUBIC window (see the module doc).
@@ -263,7 +339,7 @@ mod tests {
         watch.on_rtt(at(0), Duration::from_millis(40), false);
         let mut t = 0;
         // Start-up's queue, before the queue was ever seen empty, does not count.
-        watch.disarm();
+        watch.disarm(at(0));
         samples(&mut watch, &mut t, 30);
         assert!(!watch.queue_full(SRTT));
         // The model's own probes: a quarter of the floor is no full queue.
@@ -278,6 +354,47 @@ mod tests {
         // Only the recent samples count: a moment later the queue is gone.
         samples(&mut watch, &mut t, 3);
         assert!(!watch.queue_full(SRTT));
+    }
+
+    /// A flow that started beside competitors that had filled the queue: its floor is their
+    /// standing queue (80 ms on a 40 ms path), so the queue is never "full" above it, but their
+    /// sawtooth sweeps the RTT over 80-100 ms, and a loss at 100 ms is at the top.
+    #[test]
+    fn a_loss_at_the_top_of_a_wide_range_needs_no_empty_queue() {
+        let mut watch = QueueWatch::new(at(0));
+        let mut t = 0;
+        for _ in 0..4 {
+            samples(&mut watch, &mut t, 40);
+            samples(&mut watch, &mut t, 60);
+        }
+        assert!(!watch.queue_full(SRTT));
+        assert!(watch.at_the_top(SRTT));
+        // The bottom of the sweep is not the top.
+        samples(&mut watch, &mut t, 42);
+        assert!(!watch.at_the_top(SRTT));
+        // Alone, the model cruises within a few percent of its low RTT: never the top.
+        let mut alone = QueueWatch::new(at(0));
+        let mut t = 0;
+        for _ in 0..8 {
+            samples(&mut alone, &mut t, 0);
+            samples(&mut alone, &mut t, 4);
+        }
+        assert!(!alone.at_the_top(SRTT));
+    }
+
+    /// Start-up's queue is ignored until the queue is seen empty or a second has passed.
+    #[test]
+    fn the_watch_arms_once_start_up_has_had_time_to_drain() {
+        let mut watch = QueueWatch::new(at(0));
+        watch.on_rtt(at(0), Duration::from_millis(40), false);
+        watch.disarm(at(0));
+        let mut t = 0;
+        samples(&mut watch, &mut t, 30);
+        assert!(!watch.queue_full(SRTT));
+        for _ in 0..3 {
+            samples(&mut watch, &mut t, 30);
+        }
+        assert!(watch.queue_full(SRTT));
     }
 
     #[test]
