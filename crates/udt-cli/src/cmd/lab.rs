@@ -83,6 +83,10 @@ pub struct RunArgs {
     /// settings must match the stopped attempt's.
     #[arg(long)]
     pub resume: bool,
+    /// Run only the cells with these nominal link rates (comma-separated: 1gbit), as the
+    /// experiment lists them (before --rate-cap).
+    #[arg(long, value_delimiter = ',', value_parser = parse_rate)]
+    pub rates: Vec<Rate>,
     /// Run only the cells with these round-trip times (comma-separated: 0,100ms), to
     /// re-measure part of a grid.
     #[arg(long, value_delimiter = ',', value_parser = parse_duration)]
@@ -198,6 +202,7 @@ fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
         flow_time: args.flow_time,
         resume: args.resume,
         only: experiment::CellFilter {
+            rates: args.rates.iter().map(|r| r.bits_per_sec()).collect(),
             rtts: args.rtts,
             losses: args.losses,
             runs: args.runs,

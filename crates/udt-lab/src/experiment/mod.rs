@@ -117,6 +117,8 @@ pub struct Settings {
 /// Which cells and runs of an experiment to run: a part of a grid, re-measured after a change.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CellFilter {
+    /// Nominal link rates to keep, bit/s (all when empty).
+    pub rates: Vec<u64>,
     /// Round-trip times to keep (all when empty).
     pub rtts: Vec<Duration>,
     /// Random loss rates to keep (all when empty).
@@ -129,7 +131,8 @@ pub struct CellFilter {
 impl CellFilter {
     /// Whether the filter keeps a cell on `link`.
     pub fn keeps(&self, link: &LinkParams) -> bool {
-        (self.rtts.is_empty() || self.rtts.contains(&link.rtt))
+        (self.rates.is_empty() || self.rates.contains(&link.rate_bps))
+            && (self.rtts.is_empty() || self.rtts.contains(&link.rtt))
             && (self.losses.is_empty() || self.losses.iter().any(|l| (l - link.loss).abs() < 1e-12))
     }
 
@@ -382,8 +385,8 @@ fn selected_cells(experiment: &Experiment, settings: &Settings) -> anyhow::Resul
         .collect();
     if cells.is_empty() {
         anyhow::bail!(
-            "{} has no cell with the RTTs, losses and runs asked for (see its cells and \
-             run labels in its report's tables)",
+            "{} has no cell with the rates, RTTs, losses and runs asked for (see its cells \
+             and run labels in its report's tables)",
             experiment.name
         );
     }
@@ -582,6 +585,7 @@ mod tests {
         let all = CellFilter::default();
         assert!(all.keeps(&link(0, 0.0)) && all.keeps(&link(200, 0.01)));
         let some = CellFilter {
+            rates: vec![],
             rtts: vec![Duration::ZERO, Duration::from_millis(100)],
             losses: vec![0.001],
             runs: vec!["model".into()],
@@ -594,6 +598,12 @@ mod tests {
         assert!(some.keeps_run(&run("ours (model)")));
         assert!(!some.keeps_run(&run("kernel TCP bbr")));
         assert!(all.keeps_run(&run("kernel TCP bbr")));
+        let fast = CellFilter {
+            rates: vec![1_000_000_000],
+            ..CellFilter::default()
+        };
+        assert!(fast.keeps(&link(10, 0.0)));
+        assert!(!fast.keeps(&LinkParams::new(45_000_000, Duration::from_millis(10))));
         assert!(some.keeps(&link(0, 0.001)));
         assert!(some.keeps(&link(100, 0.001)));
         assert!(!some.keeps(&link(100, 0.0)));
