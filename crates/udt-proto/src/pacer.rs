@@ -16,8 +16,9 @@
 //! forgiven: an idle connection earns no burst.
 //!
 //! **Trains.** A packet that leaves on time opens a train: the slots that fall within the
-//! next [`TRAIN`] of the schedule (at most [`TRAIN_MAX_PKTS`], and at most a quarter of the
-//! RTT's worth unless that is under [`TRAIN_MIN_PKTS`]) may go with it, and the next wake-up
+//! next [`TRAIN`] of the schedule, or the next [`TRAIN_GSO_MIN_PKTS`] slots if that is
+//! longer (at most [`TRAIN_MAX_PKTS`], and at most a quarter of the RTT's worth unless that
+//! is under [`TRAIN_MIN_PKTS`]) may go with it, and the next wake-up
 //! is when the slot after the train comes due. The average rate is the controller's; what
 //! changes is the grain: each packet 260 µs apart at 45 Mbit/s, or 60 µs apart at
 //! 200 Mbit/s, cost a wake-up and a send at the sender and a wake-up and a receive at the
@@ -44,6 +45,12 @@ pub(crate) const TRAIN: Duration = Duration::from_millis(1);
 const TRAIN_RTT_DIVISOR: u32 = 4;
 /// …always this many packets, however short the path…
 pub(crate) const TRAIN_MIN_PKTS: u32 = 4;
+/// …and, where the RTT allows, at least this many even when they span more than [`TRAIN`]:
+/// below ~190 Mbit/s a millisecond is under 16 packets, and each train costs a wake-up and a
+/// context switch at both ends whatever its length (at 45 Mbit/s, 1 ms trains were 4
+/// packets and a thousand wake-ups a second at each end; BENCHMARKS.md, "CPU per byte at
+/// paced rates")…
+pub(crate) const TRAIN_GSO_MIN_PKTS: u32 = 16;
 /// …and never more than one GSO send carries (64 segments).
 pub(crate) const TRAIN_MAX_PKTS: u32 = 64;
 
@@ -101,12 +108,15 @@ impl Pacer {
 }
 
 /// How much of the schedule after a packet that left on time may go with it: about 1 ms of
-/// data ([`TRAIN`], at most [`TRAIN_MAX_PKTS`]), but no more than a quarter of the RTT, so
+/// data ([`TRAIN`]) or [`TRAIN_GSO_MIN_PKTS`] packets, whichever is longer (at most
+/// [`TRAIN_MAX_PKTS`]), but no more than a quarter of the RTT, so
 /// that on a short path (whose queue may hold only a BDP or so) a train stays a fraction of
 /// what is in flight and of a probe phase, and always [`TRAIN_MIN_PKTS`] if they fit in 1 ms.
 fn train_span(period: Duration, rtt: Duration) -> Duration {
-    let path = (rtt / TRAIN_RTT_DIVISOR).max(period * (TRAIN_MIN_PKTS - 1));
-    path.min(TRAIN).min(period * (TRAIN_MAX_PKTS - 1))
+    let quarter = rtt / TRAIN_RTT_DIVISOR;
+    let path = quarter.max(period * (TRAIN_MIN_PKTS - 1));
+    let train = TRAIN.max((period * (TRAIN_GSO_MIN_PKTS - 1)).min(quarter));
+    path.min(train).min(period * (TRAIN_MAX_PKTS - 1))
 }
 
 #[cfg(test)]
@@ -192,7 +202,8 @@ mod tests {
 
     #[test]
     fn a_packet_on_time_opens_a_train() {
-        // 45 Mbit/s of 1500-byte packets: one every 267 µs; 1 ms holds 4 slots.
+        // 45 Mbit/s of 1500-byte packets: one every 267 µs; a quarter of the 10 ms RTT holds
+        // 10 slots (0, 267, ..., 2403 µs).
         let period = Duration::from_micros(267);
         let mut pacer = Pacer::new(Instant::ZERO);
         let now = Instant::ZERO;
@@ -201,16 +212,35 @@ mod tests {
             pacer.on_sent(now, period, 1, LONG_RTT);
             train += 1;
         }
-        assert_eq!(train, 4);
+        assert_eq!(train, 10);
         // The next wake-up is the slot after the train, which opens the next one.
         let next = pacer.earliest();
-        assert_eq!(next, Instant::ZERO + period * 4);
+        assert_eq!(next, Instant::ZERO + period * 10);
         assert!(!pacer.may_send(next.saturating_sub(Duration::from_micros(1)), next));
         assert!(pacer.may_send(next, next));
-        // At 5 Mbit/s (2.4 ms a packet) the 1 ms span holds no second slot.
+        // At 1 Mbit/s (12 ms a packet) the span holds no second slot.
         let mut slow = Pacer::new(Instant::ZERO);
-        slow.on_sent(now, Duration::from_micros(2400), 1, LONG_RTT);
+        slow.on_sent(now, Duration::from_millis(12), 1, LONG_RTT);
         assert!(!slow.may_send(now, slow.earliest()));
+    }
+
+    #[test]
+    fn slow_trains_carry_sixteen_packets_where_the_rtt_allows() {
+        // 45 Mbit/s: 1 ms is 4 slots, but on a 20 ms path a train carries the GSO minimum
+        // (its 16 slots span 4 ms, within the 5 ms quarter RTT)…
+        let period = Duration::from_micros(267);
+        assert_eq!(
+            train_len(period, Duration::from_millis(20)),
+            TRAIN_GSO_MIN_PKTS
+        );
+        // …an 8 ms path a quarter RTT (2 ms: 8 slots), a 100 µs path the minimum.
+        assert_eq!(train_len(period, Duration::from_millis(8)), 8);
+        assert_eq!(
+            train_len(period, Duration::from_micros(100)),
+            TRAIN_MIN_PKTS
+        );
+        // Without an RTT (a peer that takes no GSO trains), the minimum too.
+        assert_eq!(train_len(period, Duration::ZERO), TRAIN_MIN_PKTS);
     }
 
     #[test]
