@@ -329,7 +329,10 @@ fn cpu_per_gib(row: &Row) -> Option<f64> {
 fn cpu_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Table {
     let text = (
         "CPU seconds per GiB delivered, sender and receiver together",
-        "User plus system time of the two endpoint processes over the bytes received, as          each tool reports it (getrusage). Kernel TCP's receive work done in softirq context          is charged to whichever process is running, so TCP's figure may be low; the          emulator's own CPU is not counted for anyone.",
+        "User plus system time of the two endpoint processes over the bytes received, as \
+         each tool reports it (getrusage). Kernel TCP's receive work done in softirq context \
+         is charged to whichever process is running, so TCP's figure may be low; the \
+         emulator's own CPU is not counted for anyone.",
     );
     per_implementation(rows, cells, impls, text, |r| {
         cpu_per_gib(r).map_or("-".into(), |c| format!("{c:.2}"))
