@@ -206,7 +206,16 @@ impl Session<'_> {
         };
         let n = sender.len().max(receiver.len());
         (from..n)
-            .map(|i| Interval::pair(self.params.proto, sender.get(i), receiver.get(i)))
+            .map(|i| {
+                let mut interval =
+                    Interval::pair(self.params.proto, sender.get(i), receiver.get(i));
+                // The receiver can end a few milliseconds after the sender and sample one
+                // more short interval; the sender's state then is what it ended with.
+                if let (None, Some(last)) = (sender.get(i), sender.last()) {
+                    interval.gauges_from(last);
+                }
+                interval
+            })
             .collect()
     }
 

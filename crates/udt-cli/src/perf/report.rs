@@ -123,6 +123,15 @@ impl Interval {
         }
     }
 
+    /// Takes the gauges (RTT, period, window, capacity estimate) of `sender`, a sample of
+    /// the sender's taken earlier, for an interval the sender did not sample.
+    pub fn gauges_from(&mut self, sender: &Sample) {
+        self.rtt_ms = sender.rtt_ms;
+        self.send_period_us = sender.send_period_us;
+        self.window_pkts = sender.window_pkts;
+        self.bandwidth_estimate_bps = sender.bandwidth_estimate_bps;
+    }
+
     /// The human line: `  0.00-1.00 s   941.3 Mbit/s  rtt 0.12 ms  lost 0  retr 0  period 12.1 us`.
     pub fn line(&self) -> String {
         let mut line = format!(
@@ -283,6 +292,11 @@ mod tests {
         assert_eq!(i.goodput_bps, 4000.0);
         assert_eq!(i.rtt_ms, Some(10.0));
         assert_eq!((i.lost_packets, i.retransmitted_packets), (2, 3));
+        let mut late = Interval::pair(Proto::Udt, None, Some(&receiver));
+        assert_eq!((late.rtt_ms, late.send_period_us), (None, None));
+        late.gauges_from(&sender);
+        assert_eq!((late.rtt_ms, late.send_period_us), (Some(10.0), Some(12.0)));
+        assert_eq!((late.bytes, late.sender_bytes), (1000, 0));
         let tcp = Interval::pair(Proto::Tcp, Some(&sender), None);
         assert_eq!((tcp.bytes, tcp.lost_packets, tcp.end_s), (0, 3, 1.0));
         assert!(i.line().contains("rtt 10.000 ms"), "{}", i.line());
