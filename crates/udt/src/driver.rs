@@ -323,10 +323,9 @@ impl Driver {
             (Some(h), Some(l)) if l <= h => None,
             _ => Some(self.out.fd),
         };
-        let timeout = left;
         self.mux.sleeping.store(true, SeqCst);
         if !self.mux.has_pending() {
-            let timeout = timeout.map(|l| l.max(MIN_SLEEP));
+            let timeout = left.map(|l| l.max(MIN_SLEEP));
             match sys::wait(socket, self.mux.waker(), timeout) {
                 Ok(woken) => {
                     if woken.error {

@@ -291,7 +291,8 @@ pub fn run(
     for cell in &cells {
         let used = capped_link(&cell.link, settings.rate_cap_bps);
         let truth = Truth::new(&cell.link, &used);
-        let lab = Lab::start(used).context("starting the lab")?;
+        // Started at the first run the journal does not already hold.
+        let mut lab: Option<Lab> = None;
         for run in &cell.runs {
             done += 1;
             if let Some(earlier) = journal.earlier_rows(&truth, run) {
@@ -305,9 +306,13 @@ pub fn run(
             if stop.requested() {
                 anyhow::bail!("stopped by a signal before run {done} of {total}");
             }
+            let lab = match &mut lab {
+                Some(lab) => lab,
+                empty => empty.insert(Lab::start(used.clone()).context("starting the lab")?),
+            };
             let new = {
                 let _turn = lock::exclusive_turn()?;
-                run_one(experiment, &lab, &truth, run, settings)?
+                run_one(experiment, lab, &truth, run, settings)?
             };
             journal.record(&new)?;
             if settings.progress {

@@ -21,9 +21,10 @@
 //!   is larger (§4.3), and grows only while the flow uses it;
 //! * **an EXP timeout** drops the window to the minimum and slow-starts back to β of what it
 //!   was (§4.8);
-//! * **pacing**: the window per RTT times 1.2 (2 in slow start; see [`CubicConfig::pacing_gain`]), as Linux paces TCP, but per
-//!   the lowest smoothed RTT seen rather than the current one: Linux's smoothed RTT follows
-//!   each packet's sample, UDT's follows one ACK in 10 ms smoothed twice and lags the queue by
+//! * **pacing**: the window per RTT times 1.2 (2 in slow start; see
+//!   [`CubicConfig::pacing_gain`]), as Linux paces TCP, but per the lowest smoothed RTT seen
+//!   rather than the current one: Linux's smoothed RTT follows each packet's sample, UDT's
+//!   follows one ACK in 10 ms smoothed twice and lags the queue by
 //!   a round trip or more, so a flow paced by it after a cut sent too slowly to keep its
 //!   window in flight. The window, not the pacer, sets the rate.
 //!

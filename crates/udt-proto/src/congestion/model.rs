@@ -288,11 +288,8 @@ pub struct ModelBased {
     prev_arrival_max: f64,
     // Competition with loss-based flows.
     watch: QueueWatch,
-    /// The drain ended at this ACK; then when [`ModelBased::judge_drain`] looks at the queue.
-    drain_ended: bool,
+    /// When [`ModelBased::judge_drain`] looks at the queue after the last drain.
     drain_judged_at: Option<Instant>,
-    /// The largest sequence sent, as of the latest ACK.
-    largest_sent: SeqNumber,
     competing: Option<Competition>,
     /// The last competition and when it stopped, to resume from (see [`MEMORY`]).
     suspended: Option<(Instant, Competition)>,
@@ -345,9 +342,7 @@ impl ModelBased {
             app_limited_until: None,
             round_app_limited: false,
             watch: QueueWatch::new(now),
-            drain_ended: false,
             drain_judged_at: None,
-            largest_sent: init.isn,
             competing: None,
             suspended: None,
             pacing_gain: STARTUP_GAIN,
@@ -582,7 +577,7 @@ impl ModelBased {
         {
             self.enter(now, ModelMode::ProbeBandwidth);
             self.watch.disarm(now);
-            self.drain_ended = true;
+            self.drain_judged_at = Some(now + competition::settle(self.watch.floor()));
         }
         if self.mode == ModelMode::ProbeBandwidth && self.competing.is_none() {
             self.advance_cycle(now, inflight);
@@ -681,10 +676,7 @@ impl ModelBased {
     /// times an equal share in the lab). (Judged as the drain ended, the RTT samples were of
     /// packets sent into start-up's queue, or held back by its holes, and the smoothed RTT
     /// lagged: alone at 1 Gbit/s × 100 ms the model took itself for a competitor.)
-    fn judge_drain(&mut self, now: Instant) {
-        if std::mem::take(&mut self.drain_ended) {
-            self.drain_judged_at = Some(now + competition::settle(self.watch.floor()));
-        }
+    fn judge_drain(&mut self, now: Instant, largest_sent: SeqNumber) {
         if self.drain_judged_at.is_none_or(|at| now < at) {
             return;
         }
@@ -694,7 +686,6 @@ impl ModelBased {
             && self.config.tcp_friendly
             && self.watch.queue_standing(self.srtt)
         {
-            let largest_sent = self.largest_sent;
             self.compete(now, largest_sent, Entry::Drained);
         }
     }
@@ -891,8 +882,7 @@ impl Controller for ModelBased {
         let front = self.sampler.front();
         let inflight = f64::from(front.offset_to(ack.largest_sent.next()).max(0));
         self.update_mode(now, inflight, min_rtt_expired);
-        self.largest_sent = ack.largest_sent;
-        self.judge_drain(now);
+        self.judge_drain(now, ack.largest_sent);
         if let Some(c) = &mut self.competing {
             c.on_ack(now, newly as f64, inflight, self.srtt);
         }

@@ -27,6 +27,7 @@ const RATE_FADE: f64 = 1.0 / 256.0;
 /// [`MAX_RESTART_WAIT_ROUNDS`]; an uncontested restart halves it.
 const CONTESTED_ROUNDS: u32 = 8;
 const MAX_RESTART_WAIT_ROUNDS: u32 = 16;
+
 /// One round trip of congestion avoidance: it ends when the ACKs pass `end`.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Round {
@@ -77,25 +78,13 @@ impl Ledbat {
             return;
         }
         let Some(round) = self.round else {
-            self.round = Some(Round {
-                end: self.largest_sent,
-                acked_from: self.last_ack,
-                began: now,
-                queue: queueing,
-                index: 0,
-            });
+            self.begin_round(now, queueing, 0);
             return;
         };
         if self.last_ack <= round.end {
             return;
         }
-        self.round = Some(Round {
-            end: self.largest_sent,
-            acked_from: self.last_ack,
-            began: now,
-            queue: queueing,
-            index: round.index.saturating_add(1),
-        });
+        self.begin_round(now, queueing, round.index.saturating_add(1));
         // The first rounds still carry slow start's (or the ramp's) overshoot and rate.
         if round.index < SETTLE_ROUNDS {
             return;
@@ -111,6 +100,17 @@ impl Ledbat {
             self.cwnd_pkts *= 1.0 - (rise / target).clamp(MIN_CUT, MAX_CUT);
             self.clamp_window();
         }
+    }
+
+    /// A round trip of congestion avoidance begins now, the `index`th since it began.
+    fn begin_round(&mut self, now: Instant, queueing: f64, index: u32) {
+        self.round = Some(Round {
+            end: self.largest_sent,
+            acked_from: self.last_ack,
+            began: now,
+            queue: queueing,
+            index,
+        });
     }
 
     /// Whether a cut may happen now: once the last one shows in the ACKs, or a round trip

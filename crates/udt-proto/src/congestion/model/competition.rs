@@ -164,9 +164,8 @@ impl QueueWatch {
         self.low.push(now, rtt, Some(low));
         self.recent.push(now, rtt, Some(recent));
         if let Some(floor) = self.floor() {
-            let empty = floor.mul_f64(EMPTY_FRACTION).max(EMPTY_MIN);
             let settled = now - self.disarmed_at >= settle(Some(floor));
-            self.armed |= settled || rtt.saturating_sub(floor) <= empty;
+            self.armed |= settled || !above(rtt, floor, EMPTY_FRACTION, EMPTY_MIN);
         }
     }
 
@@ -195,10 +194,7 @@ impl QueueWatch {
     /// watch: it empties a queue the flow built alone).
     pub(super) fn queue_standing(&self, srtt: Duration) -> bool {
         match (self.floor(), self.now(srtt)) {
-            (Some(floor), Some(recent)) => {
-                let full = floor.mul_f64(FULL_FRACTION).max(FULL_MIN);
-                recent.saturating_sub(floor) > full
-            }
+            (Some(floor), Some(recent)) => above(recent, floor, FULL_FRACTION, FULL_MIN),
             _ => false,
         }
     }
@@ -213,10 +209,7 @@ impl QueueWatch {
             return false;
         }
         match (self.low.min(), self.now(srtt)) {
-            (Some(low), Some(recent)) => {
-                let high = low.mul_f64(HIGH_FRACTION).max(HIGH_MIN);
-                recent.saturating_sub(low) > high
-            }
+            (Some(low), Some(recent)) => above(recent, low, HIGH_FRACTION, HIGH_MIN),
             _ => false,
         }
     }
@@ -225,6 +218,11 @@ impl QueueWatch {
     fn now(&self, srtt: Duration) -> Option<Duration> {
         self.recent.min().map(|r| r.min(srtt))
     }
+}
+
+/// Whether `rtt` is more than max(`fraction` of `base`, `min`) above `base`.
+fn above(rtt: Duration, base: Duration, fraction: f64, min: Duration) -> bool {
+    rtt.saturating_sub(base) > base.mul_f64(fraction).max(min)
 }
 
 /// How long after the drain start-up's overshoot may still be in the queue or in the RTT
