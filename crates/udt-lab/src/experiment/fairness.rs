@@ -263,10 +263,9 @@ struct Goodputs {
     run: String,
     mix: Mix,
     rate_bps: f64,
-    udt: Vec<f64>,
-    tcp: Vec<f64>,
-    /// Each working flow's per-second rates on the set's clock.
-    series: Vec<Vec<f64>>,
+    /// Each working flow: whether it is UDT, its whole-flow steady goodput, and its
+    /// per-second rates on the set's clock.
+    flows: Vec<(bool, f64, Vec<f64>)>,
 }
 
 impl Goodputs {
@@ -281,9 +280,7 @@ impl Goodputs {
                 udt_flows: count("udt_flows"),
             },
             rate_bps: row.truth.rate_bps as f64,
-            udt: Vec::new(),
-            tcp: Vec::new(),
-            series: Vec::new(),
+            flows: Vec::new(),
         }
     }
 
@@ -294,16 +291,30 @@ impl Goodputs {
         } else if !udt && self.mix.tcp.is_empty() {
             self.mix.tcp = row.implementation.clone();
         }
-        if let Some(r) = &row.result {
-            self.series.push(aligned(r));
+        if let (Some(r), Some(g)) = (&row.result, row.goodput()) {
+            self.flows.push((udt, g, aligned(r)));
         }
-        if let Some(g) = row.goodput() {
-            if udt {
-                self.udt.push(g);
-            } else {
-                self.tcp.push(g);
-            }
-        }
+    }
+
+    /// The UDT and TCP goodputs over the seconds every flow covered, and their sum. A flow
+    /// that outlives the others (the last to start, or one slow to stop) would otherwise
+    /// count seconds with the link to itself. Whole-flow goodputs where no second is common.
+    fn steady(&self) -> (Vec<f64>, Vec<f64>, Option<f64>) {
+        let series: Vec<Vec<f64>> = self.flows.iter().map(|f| f.2.clone()).collect();
+        let window = common_window(&series);
+        let pick = |udt: bool| -> Vec<f64> {
+            self.flows
+                .iter()
+                .filter(|f| f.0 == udt)
+                .map(|f| match &window {
+                    Some(w) => stats::mean(&f.2[w.clone()]).unwrap_or(f.1),
+                    None => f.1,
+                })
+                .collect()
+        };
+        let (udt, tcp) = (pick(true), pick(false));
+        let total = window.and_then(|w| stats::mean(&stats::sum_series(&series)[w]));
+        (udt, tcp, total)
     }
 }
 
@@ -326,15 +337,15 @@ pub fn analyse(rows: &[Row]) -> Vec<Fairness> {
             .find(|r| {
                 r.mix.tcp == mix.tcp && r.mix.tcp_flows == mix.tcp_flows && r.mix.udt_flows == 0
             })
-            .map(|r| r.tcp.iter().sum())
+            .map(|r| r.steady().1.iter().sum())
     };
     runs.iter()
         .map(|r| {
-            let total = common_total(&r.series);
+            let (udt, tcp, total) = r.steady();
             Fairness::new(
                 r.mix.clone(),
-                &r.udt,
-                &r.tcp,
+                &udt,
+                &tcp,
                 alone(&r.mix),
                 (r.rate_bps, total),
             )
@@ -368,14 +379,12 @@ fn aligned(r: &crate::flows::FlowResult) -> Vec<f64> {
     stats::per_second(&spans, 0.0, t.ceil() as usize)
 }
 
-/// The mean aggregate rate over the whole seconds every flow covered, after the first (the
-/// warm-up); `None` if there are none.
-fn common_total(series: &[Vec<f64>]) -> Option<f64> {
-    // The last bin of each flow is partial: the common seconds end before the shortest one's.
+/// The whole seconds every flow covered, after the first (the warm-up) and before the
+/// shortest series' last bin (partial); `None` if there are none.
+fn common_window(series: &[Vec<f64>]) -> Option<std::ops::Range<usize>> {
     let shortest = series.iter().map(Vec::len).min()?;
-    let total = stats::sum_series(series);
-    let kept = total.get(1..shortest.saturating_sub(1))?;
-    stats::mean(kept)
+    let end = shortest.saturating_sub(1);
+    (end > 1).then_some(1..end)
 }
 
 fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
@@ -475,13 +484,14 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
         .collect();
     Table {
         title: format!("UDT beside {tcp} on one bottleneck"),
-        caption: "Per-flow goodputs are steady-state (the warm-up left out). σ/μ and Jain's \
-                  index need two UDT flows. TCP kept: TCP aggregate here over the same number \
-                  of TCP flows alone (the UDT = 0 row, shared by both controllers). Utilisation: \
-                  all flows' per-second rates summed over the seconds every flow covered \
-                  (warm-up and partial tails left out), over the link rate; the clients of one \
-                  run start up to a few hundred ms apart (up to 54 processes), so the largest \
-                  runs can show a few percent over the payload ceiling (~97%)."
+        caption: "Per-flow goodputs and utilisation cover only the whole seconds every flow \
+                  of the run covered (the first second, warm-up, and partial tails left out), so \
+                  a flow that outlives the others is not credited with the link to itself. σ/μ \
+                  and Jain's index need two UDT flows. TCP kept: TCP aggregate here over the \
+                  same number of TCP flows alone (the UDT = 0 row, shared by both controllers). \
+                  Utilisation: all flows' per-second rates summed, over the link rate; the \
+                  clients of one run start up to a few hundred ms apart (up to 54 processes), \
+                  so the largest runs can show a few percent over the payload ceiling (~97%)."
             .to_owned(),
         header: header.iter().map(|h| (*h).to_owned()).collect(),
         rows,
@@ -738,11 +748,38 @@ mod tests {
     }
 
     #[test]
-    fn common_total_keeps_the_seconds_all_flows_covered() {
+    fn common_window_keeps_the_seconds_all_flows_covered() {
         let series = vec![vec![1.0, 10.0, 10.0, 10.0, 2.0], vec![3.0, 20.0, 20.0, 1.0]];
         // Bins 1-2 (the first is warm-up, bin 3 is the second flow's partial tail).
-        assert_eq!(common_total(&series), Some(30.0));
-        assert_eq!(common_total(&[vec![1.0, 2.0]]), None);
-        assert_eq!(common_total(&[]), None);
+        assert_eq!(common_window(&series), Some(1..3));
+        assert_eq!(common_window(&[vec![1.0, 2.0]]), None);
+        assert_eq!(common_window(&[]), None);
+    }
+
+    /// A UDT flow that runs on after the TCP flows stopped is measured only over the seconds
+    /// they shared: its solo tail must not inflate its share.
+    #[test]
+    fn goodputs_leave_out_seconds_after_other_flows_ended() {
+        let timed = |protocol: &str, per_second: &[u64]| {
+            let mut row = crate::experiment::testing::row(
+                ("1 model + 1 cubic", protocol, protocol),
+                &[("tcp_flows", 1.0), ("udt_flows", 1.0)],
+                (per_second.iter().sum(), per_second.len() as f64),
+                800,
+            );
+            let r = row.result.as_mut().unwrap();
+            r.series = per_second.to_vec();
+            r.interval_s = vec![1.0; per_second.len()];
+            row
+        };
+        // Bytes per second: UDT 50 while sharing, then 100 alone for three more seconds.
+        let rows = [
+            timed("UDT", &[10, 50, 50, 50, 50, 100, 100, 100]),
+            timed("TCP", &[10, 50, 50, 50, 50]),
+        ];
+        let f = &analyse(&rows)[0];
+        assert_eq!(f.udt_mean, Some(400.0));
+        assert_eq!(f.tcp_aggregate, 400.0);
+        assert_eq!(f.utilisation, 1.0);
     }
 }
