@@ -32,8 +32,7 @@ const MEASURE_FROM: u64 = 10;
 /// (slow start overflows it within a second), short of [`MEASURE_FROM`].
 const LATE: Duration = Duration::from_secs(4);
 
-/// The model with its competition mode on (`ModelConfig::tcp_friendly`, the default; set
-/// here so the tests keep testing it if the default changes).
+/// The model with its competition mode on (`ModelConfig::tcp_friendly`, off by default).
 fn model() -> Arc<dyn ControllerFactory> {
     let mut factory = ModelFactory::default();
     factory.config.tcp_friendly(true);
