@@ -54,6 +54,18 @@
 //!   window instead of ten seconds of one (at 10 ms and 1% loss: 92-94% of the link instead
 //!   of 1.2%).
 //!
+//! In the lab the RTT sits 2-4 ms above a 10 ms floor alone (the model's own bursts and
+//! queue), every entry came from the top-of-range test, and the model went in and out of
+//! CUBIC mode about three times a second (a quarter of the link lost), which is why the mode
+//! is still off by default. Tried and dropped, because beside paced cubic flows, which cut in
+//! step and empty the queue within a round trip, the queue is briefly empty under pure
+//! congestion too: taking an empty queue a few floors after entering for the model's own
+//! (one flow beside 4-10 cubic flows then took 0.52-0.68 of an equal share, one beside a
+//! single kernel-like flow 1.68), and refusing to compete for 5 s after a loss with the queue empty (alone in the
+//! simulator that cost nothing at any RTT, but a latecomer beside 4 cubic flows starved at
+//! 0.01). A test that looks further back than the recent RTT (the queue when the lost
+//! packet was sent, not when its NAK came) may make the latter work.
+//!
 //! Start-up's own losses are ignored until the queue has been seen empty or [`settle`] has
 //! passed since the drain. Two `model` flows alone keep a standing queue (their estimates add
 //! up to more than the link, as with BBR v1); more of them can overflow a one-BDP queue and
@@ -235,14 +247,15 @@ impl QueueWatch {
         }
     }
 
-    /// Whether the queue is empty as a loss is reported: both the recent RTT and `srtt` are
-    /// within max(⅛ floor, 1 ms) of the floor. A drop-tail queue drops only when it is full,
-    /// so a loss with the queue empty is random, not congestion.
-    pub(super) fn queue_empty(&self, srtt: Duration) -> bool {
+    /// Whether the queue is empty as a loss is reported: the recent RTT is within
+    /// max(⅛ floor, 1 ms) of the floor. A drop-tail queue drops only when it is full, so a
+    /// loss with the queue empty is random, not congestion. (The smoothed RTT is left out:
+    /// it lags by several round trips, and in the lab, where the model's own bursts keep
+    /// some queue, it never came that close to the floor, so a false alarm kept the model a
+    /// CUBIC flow under random loss until its trial.)
+    pub(super) fn queue_empty(&self) -> bool {
         match (self.floor(), self.recent.min()) {
-            (Some(floor), Some(recent)) => {
-                !above(recent.max(srtt), floor, EMPTY_FRACTION, EMPTY_MIN)
-            }
+            (Some(floor), Some(recent)) => !above(recent, floor, EMPTY_FRACTION, EMPTY_MIN),
             _ => false,
         }
     }
@@ -454,20 +467,20 @@ mod tests {
     }
 
     /// Random loss in CUBIC mode alone comes with the queue empty; a drop-tail queue's own
-    /// losses never do. Both the recent samples and the smoothed RTT must say so.
+    /// losses never do.
     #[test]
     fn only_a_queue_near_the_floor_is_empty() {
         let mut watch = QueueWatch::new(at(0));
-        assert!(!watch.queue_empty(SRTT), "no floor yet");
+        assert!(!watch.queue_empty(), "no floor yet");
         let mut t = 0;
         samples(&mut watch, &mut t, 0);
-        let near = Duration::from_millis(42);
-        assert!(watch.queue_empty(near));
-        // A lagging smoothed RTT keeps it from counting as empty.
-        assert!(!watch.queue_empty(SRTT));
-        // A queue of a quarter of the floor (a probe's) is not empty either.
+        assert!(watch.queue_empty());
+        // A queue of a quarter of the floor (a probe's) is not empty.
         samples(&mut watch, &mut t, 10);
-        assert!(!watch.queue_empty(near));
+        assert!(!watch.queue_empty());
+        // A moment later it is gone.
+        samples(&mut watch, &mut t, 1);
+        assert!(watch.queue_empty());
     }
 
     #[test]
