@@ -44,14 +44,14 @@
 //! do not count towards startup's plateau (as in BBR), so a connection that exchanges a few
 //! small messages before its bulk data still starts up at full speed.
 //!
-//! Competing with loss-based flows (off by default, [`ModelConfig::tcp_friendly`] turns it
-//! on): a queue still full after the drain, a loss while the queue is full (the RTT half the
+//! Competing with loss-based flows (on by default, [`ModelConfig::tcp_friendly`] turns it
+//! off): a queue still full after the drain, a loss while the queue is full (the RTT half the
 //! path's floor above it), or a loss late in cruise at the top of a wide RTT range is taken
 //! for congestion, not random loss, and the model then runs as a CUBIC flow (RFC 9438, `--cc
 //! cubic`'s window) until a trial every 10 s shows the competitors gone, or at once when a
-//! loss comes with the queue empty (random loss: a drop-tail queue drops only when full); see
-//! `model/competition.rs`. It is off because in the lab it still costs up to a quarter of
-//! the link on short lossy paths (see [`ModelConfig::tcp_friendly`]).
+//! loss comes with the queue empty (random loss: a drop-tail queue drops only when full).
+//! Losses with the queue empty also keep it from competing for a while: the path has random
+//! loss. See `model/competition.rs`.
 //!
 //! Everything is O(1) per hook apart from `on_loss`, which is linear in the NAK's ranges.
 //! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
@@ -169,19 +169,15 @@ impl ModelConfig {
     }
 
     /// Whether the model turns into a CUBIC flow while it competes with loss-based flows
-    /// (a standing queue with losses; `model/competition.rs`). Default off. Its first
-    /// versions took the model's own queue on a short lossy path for competitors and the
-    /// CUBIC window then collapsed under the random loss (13 Mbit/s of 1 Gbit/s at 10 ms and
-    /// 1% loss in the simulator; 71% at 0.1%). It now leaves CUBIC mode at the first loss
-    /// that comes with the queue empty and ignores the cruise phases just after its own
-    /// probe, and alone on those paths the simulator gives 92-97% of the link with it (the
-    /// same as without). The lab still shows a cost: at 1 Gbit/s and 0.1% / 1% loss, 701 /
-    /// 724 Mbit/s at 10 ms and 815 / 887 at 20 ms with it, against 937 / 903 and 962 / 946
-    /// without. There the RTT sits 2-4 ms above a 10 ms floor (the model's own bursts and
-    /// queue), every loss looks like one at the top of a wide range, and the model entered
-    /// and left CUBIC mode about three times a second. Beside 10 kernel CUBIC flows (1 Gbit/s,
-    /// 50 ms, 4 s flows) two flows with it took 0.62-1.00 times an equal share (2.18 without).
-    /// Off is the plain BBR-like model, which takes several times a fair share beside CUBIC.
+    /// (a standing queue with losses; `model/competition.rs`). Default on. Its first
+    /// versions were off by default: they took the model's own queue on a short lossy path
+    /// for competitors and the CUBIC window then collapsed under the random loss (13 Mbit/s
+    /// of 1 Gbit/s at 10 ms and 1% loss in the simulator; in the lab 683-779 Mbit/s at 10-20
+    /// ms and 0.1-1% against 903-962 off). Now a loss with the queue empty ends a competition
+    /// and three of them hold it off for two seconds, the first cruise phases after a probe
+    /// are not judged, and the lab gives 925-947 Mbit/s in those cells. Off is the plain
+    /// BBR-like model, which takes several times a fair share beside CUBIC (2.18 times
+    /// beside 10 kernel CUBIC flows at 1 Gbit/s in the lab).
     pub fn tcp_friendly(&mut self, on: bool) -> &mut Self {
         self.tcp_friendly = on;
         self
@@ -209,7 +205,7 @@ impl Default for ModelConfig {
             loss_backoff: 0.8,
             initial_window_pkts: 32.0,
             min_window_pkts: 4.0,
-            tcp_friendly: false,
+            tcp_friendly: true,
         }
     }
 }
@@ -662,7 +658,7 @@ impl ModelBased {
 
     /// A loss with the queue full, or in cruise at the top of a wide RTT range: compete.
     fn judge_loss(&mut self, now: Instant, largest_sent: SeqNumber) {
-        if self.competing.is_some() || !self.judging() {
+        if self.competing.is_some() || !self.judging() || self.watch.random_loss_lately(now) {
             return;
         }
         let cruising = self.mode == ModelMode::ProbeBandwidth
@@ -935,10 +931,11 @@ impl Controller for ModelBased {
         }
         self.check_startup_loss(now);
         if self.lost_total > lost_before {
-            self.judge_loss(now, loss.largest_sent);
-        }
-        if self.lost_total > lost_before {
+            if self.judging() {
+                self.watch.on_loss(now);
+            }
             self.judge_random_loss(now);
+            self.judge_loss(now, loss.largest_sent);
         }
         if let Some(c) = &mut self.competing {
             let fresh = self.lost_total - lost_before;

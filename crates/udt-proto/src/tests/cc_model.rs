@@ -586,12 +586,12 @@ fn model_fills_a_zero_rtt_path_with_a_64_packet_queue() {
     }
 }
 
-/// Issue 12's bars on short lossy paths (90% at 0.1%, 85% at 1% random loss), for the model
-/// with its competition mode on (the plain model, off, is the reference in
-/// [`model_alone_on_lossy_paths_every_rtt`]). Alone on such a path the model's own probing,
-/// the ACK timing and the holes make the RTT read a few milliseconds above its floor, which
-/// the mode's first versions took for competitors: the CUBIC window then held the flow at
-/// 13 Mbit/s of 1 Gbit/s at 10 ms and 1% loss (71% at 0.1%). A fast subset of the grid.
+/// Issue 12's bars on short lossy paths (90% at 0.1%, 85% at 1% random loss), for the default
+/// model, competition mode on. Alone on such a path the model's own probing, the ACK timing
+/// and the holes make the RTT read a few milliseconds above its floor, which the mode's first
+/// versions took for competitors: the CUBIC window then held the flow at 13 Mbit/s of
+/// 1 Gbit/s at 10 ms and 1% loss (71% at 0.1%). A fast subset of
+/// [`model_alone_on_lossy_paths_every_rtt`].
 #[test]
 fn model_holds_short_lossy_paths() {
     for (rtt_ms, loss, seed, bar) in [
@@ -599,7 +599,7 @@ fn model_holds_short_lossy_paths() {
         (10, 0.01, 3, 0.85),
         (20, 0.01, 4, 0.85),
     ] {
-        let util = alone_on_a_lossy_path(&model_competing(), rtt_ms, loss, (6, 2), seed);
+        let util = alone_on_a_lossy_path(&model(), rtt_ms, loss, (6, 2), seed);
         println!(
             "model alone, 1 Gbit/s {rtt_ms} ms, loss {:.1}%: {:.1}% of the link",
             loss * 100.0,
@@ -633,10 +633,10 @@ fn alone_on_a_lossy_path(
     out.total_bps() / datagram_rate(1_000_000_000) as f64
 }
 
-/// The model with its competition mode on (`ModelConfig::tcp_friendly`, off by default).
-fn model_competing() -> Arc<dyn ControllerFactory> {
+/// The model with its competition mode (`ModelConfig::tcp_friendly`) on or off.
+fn model_competing(on: bool) -> Arc<dyn ControllerFactory> {
     let mut factory = ModelFactory::default();
-    factory.config.tcp_friendly(true);
+    factory.config.tcp_friendly(on);
     Arc::new(factory)
 }
 
@@ -649,7 +649,7 @@ fn model_competing() -> Arc<dyn ControllerFactory> {
 #[test]
 #[ignore = "24 runs of 1 Gbit/s for up to 30 virtual seconds; run in release"]
 fn model_alone_on_lossy_paths_every_rtt() {
-    let (on, off) = (model_competing(), model());
+    let (on, off) = (model_competing(true), model_competing(false));
     let mut misses = Vec::new();
     for (rtt_ms, span) in [
         (0u64, (6u64, 2u64)),
