@@ -44,13 +44,14 @@
 //! do not count towards startup's plateau (as in BBR), so a connection that exchanges a few
 //! small messages before its bulk data still starts up at full speed.
 //!
-//! Competing with loss-based flows (off by default, [`ModelConfig::tcp_friendly`] turns it
-//! on): a queue still full after the drain, a loss while the queue is full (the RTT half the
-//! path's floor above it), or a loss in cruise at the top of a wide RTT range is taken for
-//! congestion, not random loss, and the model then runs as a CUBIC flow (RFC 9438, `--cc
-//! cubic`'s window) until a trial every 10 s shows the competitors gone; see
-//! `model/competition.rs`. It is off because those tests misfire on short lossy paths (see
-//! [`ModelConfig::tcp_friendly`]).
+//! Competing with loss-based flows (on by default, [`ModelConfig::tcp_friendly`] turns it
+//! off): a queue still full after the drain, a loss while the queue is full (the RTT half the
+//! path's floor above it), or a loss late in cruise at the top of a wide RTT range is taken
+//! for congestion, not random loss, and the model then runs as a CUBIC flow (RFC 9438, `--cc
+//! cubic`'s window) until a trial every 10 s shows the competitors gone, or at once when a
+//! loss comes with the queue empty (random loss: a drop-tail queue drops only when full).
+//! Losses with the queue empty also keep it from competing for a while: the path has random
+//! loss. See `model/competition.rs`.
 //!
 //! Everything is O(1) per hook apart from `on_loss`, which is linear in the NAK's ranges.
 //! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
@@ -168,15 +169,15 @@ impl ModelConfig {
     }
 
     /// Whether the model turns into a CUBIC flow while it competes with loss-based flows
-    /// (a standing queue with losses; `model/competition.rs`). Default off: the detection
-    /// takes the queue the model builds itself on a short lossy path for competition, and a
-    /// CUBIC window under random loss collapses. The first version (loss with a full queue
-    /// only) held 1 Gbit/s x 10 ms at 1% loss to 13 Mbit/s in the simulator (939 off) and
-    /// the lab's 10 ms / 0.1% cell to about 50 Mbit/s; the current one (also a queue still
-    /// full after the drain, or a loss at the top of a wide RTT range) holds 71% at
-    /// 10 ms / 0.1% in the simulator (98% off), though in the lab it brought one flow beside
-    /// 10 kernel CUBIC flows to 1.06x an equal share (2.4x off). Off is the plain BBR-like
-    /// model, which takes several times a fair share beside CUBIC.
+    /// (a standing queue with losses; `model/competition.rs`). Default on. Its first
+    /// versions were off by default: they took the model's own queue on a short lossy path
+    /// for competitors and the CUBIC window then collapsed under the random loss (13 Mbit/s
+    /// of 1 Gbit/s at 10 ms and 1% loss in the simulator; in the lab 683-779 Mbit/s at 10-20
+    /// ms and 0.1-1% against 903-962 off). Now a loss with the queue empty ends a competition
+    /// and three of them hold it off for two seconds, the first cruise phases after a probe
+    /// are not judged, and the lab gives 925-947 Mbit/s in those cells. Off is the plain
+    /// BBR-like model, which takes several times a fair share beside CUBIC (2.18 times
+    /// beside 10 kernel CUBIC flows at 1 Gbit/s in the lab).
     pub fn tcp_friendly(&mut self, on: bool) -> &mut Self {
         self.tcp_friendly = on;
         self
@@ -204,7 +205,7 @@ impl Default for ModelConfig {
             loss_backoff: 0.8,
             initial_window_pkts: 32.0,
             min_window_pkts: 4.0,
-            tcp_friendly: false,
+            tcp_friendly: true,
         }
     }
 }
@@ -657,10 +658,12 @@ impl ModelBased {
 
     /// A loss with the queue full, or in cruise at the top of a wide RTT range: compete.
     fn judge_loss(&mut self, now: Instant, largest_sent: SeqNumber) {
-        if self.competing.is_some() || !self.judging() {
+        if self.competing.is_some() || !self.judging() || self.watch.random_loss_lately(now) {
             return;
         }
-        let cruising = self.mode == ModelMode::ProbeBandwidth && self.pacing_gain == 1.0;
+        let cruising = self.mode == ModelMode::ProbeBandwidth
+            && self.pacing_gain == 1.0
+            && competition::clear_of_own_probe(self.cycle_index);
         let congested =
             self.watch.queue_full(self.srtt) || (cruising && self.watch.at_the_top(self.srtt));
         if congested {
@@ -708,7 +711,7 @@ impl ModelBased {
                     Entry::Drained => flight.min(self.bdp_pkts()),
                 };
                 let min = self.config.min_window_pkts();
-                Competition::new(now, window, largest_sent, min)
+                Competition::new(now, window, largest_sent, min, self.bandwidth_pkts())
             }
         };
         self.competing = Some(competition);
@@ -724,6 +727,23 @@ impl ModelBased {
             let rate = c.cwnd() / self.srtt.as_secs_f64().max(1e-6);
             self.bw.reset(self.round, rate);
             self.suspended = Some((now, c));
+            if self.mode == ModelMode::ProbeBandwidth {
+                self.enter(now, ModelMode::ProbeBandwidth);
+            }
+        }
+    }
+
+    /// A loss while competing with the queue empty: a drop-tail queue drops only when full,
+    /// so the loss is random and the competitors were the model's own queue. Back to the
+    /// rate-based model at the estimate it had, forgetting the competition.
+    fn judge_random_loss(&mut self, now: Instant) {
+        if self.competing.is_none() || !self.watch.queue_empty() {
+            return;
+        }
+        if let Some(c) = self.competing.take() {
+            let rate = c.cwnd() / self.srtt.as_secs_f64().max(1e-6);
+            self.bw.reset(self.round, rate.max(c.bw_at_entry()));
+            self.suspended = None;
             if self.mode == ModelMode::ProbeBandwidth {
                 self.enter(now, ModelMode::ProbeBandwidth);
             }
@@ -924,6 +944,10 @@ impl Controller for ModelBased {
         }
         self.check_startup_loss(now);
         if self.lost_total > lost_before {
+            if self.judging() {
+                self.watch.on_loss(now);
+            }
+            self.judge_random_loss(now);
             self.judge_loss(now, loss.largest_sent);
         }
         if let Some(c) = &mut self.competing {

@@ -32,7 +32,8 @@ const MEASURE_FROM: u64 = 10;
 /// (slow start overflows it within a second), short of [`MEASURE_FROM`].
 const LATE: Duration = Duration::from_secs(4);
 
-/// The model with its competition mode on (`ModelConfig::tcp_friendly`, off by default).
+/// The model with its competition mode on (`ModelConfig::tcp_friendly`, the default; set
+/// here so that these tests keep testing it).
 fn model() -> Arc<dyn ControllerFactory> {
     let mut factory = ModelFactory::default();
     factory.config.tcp_friendly(true);

@@ -586,10 +586,12 @@ fn model_fills_a_zero_rtt_path_with_a_64_packet_queue() {
     }
 }
 
-/// Issue 12's bars on short lossy paths (90% at 0.1%, 85% at 1% random loss), with the
-/// default model. With the competition mode on by default, the queue the model's own probing
-/// built made a random loss look like congestion at 10 ms and the CUBIC window then held it
-/// at 13 Mbit/s of 1 Gbit/s at 1% loss (it is off by default since).
+/// Issue 12's bars on short lossy paths (90% at 0.1%, 85% at 1% random loss), for the default
+/// model, competition mode on. Alone on such a path the model's own probing, the ACK timing
+/// and the holes make the RTT read a few milliseconds above its floor, which the mode's first
+/// versions took for competitors: the CUBIC window then held the flow at 13 Mbit/s of
+/// 1 Gbit/s at 10 ms and 1% loss (71% at 0.1%). A fast subset of
+/// [`model_alone_on_lossy_paths_every_rtt`].
 #[test]
 fn model_holds_short_lossy_paths() {
     for (rtt_ms, loss, seed, bar) in [
@@ -597,17 +599,86 @@ fn model_holds_short_lossy_paths() {
         (10, 0.01, 3, 0.85),
         (20, 0.01, 4, 0.85),
     ] {
-        let flow = Flow {
-            rtt: Duration::from_millis(rtt_ms),
-            cc: model(),
-            buffers: Buffers::Default,
-        };
-        let out = run(&[flow], gig(loss, rtt_ms), 6, 2, seed);
-        let util = out.total_bps() / datagram_rate(1_000_000_000) as f64;
+        let util = alone_on_a_lossy_path(&model(), rtt_ms, loss, (6, 2), seed);
         println!(
-            "model, 1 Gbit/s {rtt_ms} ms, loss {loss}: {:.1}% of the link",
+            "model alone, 1 Gbit/s {rtt_ms} ms, loss {:.1}%: {:.1}% of the link",
+            loss * 100.0,
             util * 100.0
         );
         assert!(util >= bar, "{rtt_ms} ms, loss {loss}: {util:.3}");
     }
+}
+
+/// One model flow (`cc`) alone on 1 Gbit/s with a one-BDP queue (the lab's 64 packets at
+/// 0 ms, where the path's RTT is 300 µs) and random `loss`: its share of the link over
+/// seconds `from`..`seconds`.
+fn alone_on_a_lossy_path(
+    cc: &Arc<dyn ControllerFactory>,
+    rtt_ms: u64,
+    loss: f64,
+    (seconds, from): (u64, u64),
+    seed: u64,
+) -> f64 {
+    let rtt = if rtt_ms == 0 {
+        Duration::from_micros(300)
+    } else {
+        Duration::from_millis(rtt_ms)
+    };
+    let flow = Flow {
+        rtt,
+        cc: cc.clone(),
+        buffers: Buffers::Default,
+    };
+    let out = run(&[flow], gig(loss, rtt_ms), seconds, from, seed);
+    out.total_bps() / datagram_rate(1_000_000_000) as f64
+}
+
+/// The model with its competition mode (`ModelConfig::tcp_friendly`) on or off.
+fn model_competing(on: bool) -> Arc<dyn ControllerFactory> {
+    let mut factory = ModelFactory::default();
+    factory.config.tcp_friendly(on);
+    Arc::new(factory)
+}
+
+/// Issue 12's lossy bars at every RTT of its grid (0, 10, 20, 50, 100 and 200 ms at 0.1% and
+/// 1% random loss: 90% and 85% of the link) for the model with its competition mode on,
+/// measured after start-up (longer at longer RTTs), beside the same model with the mode off.
+/// Each cell must meet the bar, or, where the model without the mode misses it too (100 and
+/// 200 ms at 1%: the rate-based model's own limit, not the detector's), lose no more than
+/// 3% to it. Heavy: run in release with `--include-ignored`.
+#[test]
+#[ignore = "24 runs of 1 Gbit/s for up to 30 virtual seconds; run in release"]
+fn model_alone_on_lossy_paths_every_rtt() {
+    let (on, off) = (model_competing(true), model_competing(false));
+    let mut misses = Vec::new();
+    for (rtt_ms, span) in [
+        (0u64, (6u64, 2u64)),
+        (10, (10, 2)),
+        (20, (10, 2)),
+        (50, (20, 5)),
+    ]
+    .into_iter()
+    .chain([(100, (30, 10)), (200, (30, 10))])
+    {
+        for (loss, bar) in [(0.001, 0.90f64), (0.01, 0.85)] {
+            let seed = 70 + rtt_ms;
+            let with = alone_on_a_lossy_path(&on, rtt_ms, loss, span, seed);
+            let without = alone_on_a_lossy_path(&off, rtt_ms, loss, span, seed);
+            println!(
+                "model alone, 1 Gbit/s {rtt_ms} ms, loss {:.1}%: {:.1}% of the link with the \
+                 competition mode, {:.1}% without (seconds {}-{})",
+                loss * 100.0,
+                with * 100.0,
+                without * 100.0,
+                span.1,
+                span.0
+            );
+            if with < bar.min(without * 0.97) {
+                misses.push(format!(
+                    "{rtt_ms} ms, loss {loss}: {with:.3} ({without:.3} off)"
+                ));
+            }
+        }
+    }
+    assert!(misses.is_empty(), "below the bar: {misses:?}");
 }
