@@ -26,6 +26,13 @@
 //!    packets for 200 ms (after the flight has drained or one min RTT passed), so the queue
 //!    empties and the min RTT can be measured again; competing flows synchronise on this.
 //!
+//! Sharing with other model flows: from the fourth phase of the gain cycle on, a flow that
+//! sees a standing queue of delay `d` (2-50 ms) lowers its estimate towards `α / d` packets
+//! per second (`α` = 32 packets), the share at which every flow keeps the same `α` packets
+//! queued whatever its RTT (Vegas and FAST TCP's equilibrium); probing and back-offs alone
+//! move all flows in proportion and kept 4 flows at σ/μ 0.28. Off while competing with
+//! loss-based flows is on ([`ModelConfig::tcp_friendly`]). See `model/share.rs`.
+//!
 //! Window: 2 × BDP plus one ACK period of data (UDT acknowledges every 10 ms, so a window of
 //! just 2 × BDP would stall on short paths), plus the packets between the cumulative ACK and
 //! the receiver's known front (a hole holds the cumulative ACK back for a round trip, and the
@@ -58,6 +65,7 @@
 
 mod competition;
 mod sampler;
+mod share;
 #[cfg(test)]
 mod tests;
 
@@ -68,6 +76,7 @@ use rand_pcg::Pcg32;
 
 use self::competition::{Competition, QueueWatch, MEMORY};
 use self::sampler::{MaxFilter, Sampler};
+use self::share::{FairShare, ShareConfig};
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
     SentInfo, TimeoutInfo, SYN,
@@ -80,6 +89,14 @@ use crate::time::Instant;
 const STARTUP_GAIN: f64 = 2.885;
 /// The probe-bandwidth gain cycle, one phase per min RTT.
 const CYCLE: [f64; 8] = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+/// The first phase of the gain cycle whose RTTs show only the standing queue (the probe's
+/// own queue drained in phase 1, and phase 2's samples are of packets sent while it did).
+const SHARE_FROM_PHASE: usize = 3;
+/// Round trips after entering probe bandwidth before the fair-share rule looks at the queue:
+/// under random loss the drain ends by time, and start-up's queue can outlast it (alone at
+/// 1 Gbit/s x 100 ms with 1% loss, one round trip was too few: the flow read its own queue
+/// as standing and cut itself to 28%).
+const SHARE_SETTLE_RTTS: u32 = 4;
 /// Bandwidth growth below which a startup round counts as a plateau.
 const PLATEAU_GROWTH: f64 = 1.25;
 /// Plateau rounds that end startup.
@@ -113,6 +130,7 @@ pub struct ModelConfig {
     initial_window_pkts: f64,
     min_window_pkts: f64,
     tcp_friendly: bool,
+    share: ShareConfig,
 }
 
 impl ModelConfig {
@@ -183,6 +201,18 @@ impl ModelConfig {
         self
     }
 
+    /// The fair-share rule among model flows (`model/share.rs`): packets each flow may keep
+    /// in a standing queue (default 32; 0 turns the rule off), and the standing delay up to
+    /// which the rule does nothing (default 2 ms). The rule is off while
+    /// [`ModelConfig::tcp_friendly`] is on.
+    pub fn fair_share(&mut self, queue_pkts: f64, min_delay: Duration) -> &mut Self {
+        self.share = ShareConfig {
+            queue_pkts: if queue_pkts > 0.0 { queue_pkts } else { 0.0 },
+            min_delay,
+        };
+        self
+    }
+
     /// The smallest window: probe RTT's window and the floor everywhere (default 4).
     pub fn min_window_pkts(&self) -> f64 {
         self.min_window_pkts.min(self.initial_window_pkts)
@@ -206,6 +236,7 @@ impl Default for ModelConfig {
             initial_window_pkts: 32.0,
             min_window_pkts: 4.0,
             tcp_friendly: true,
+            share: ShareConfig::default(),
         }
     }
 }
@@ -268,6 +299,10 @@ pub struct ModelBased {
     mode_stamp: Instant,
     cycle_index: usize,
     probe_rtt_until: Option<Instant>,
+    /// The lowest recent RTT, for the fair-share rule.
+    share: FairShare,
+    /// Losses reported when the fair-share rule last looked.
+    share_lost: u64,
     // Loss accounting.
     sent_in_round: u64,
     prev_round_sent: u64,
@@ -330,6 +365,8 @@ impl ModelBased {
             mode_stamp: now,
             cycle_index: 0,
             probe_rtt_until: None,
+            share: FairShare::new(now),
+            share_lost: 0,
             sent_in_round: 0,
             prev_round_sent: 0,
             lost_in_round: 0,
@@ -598,6 +635,8 @@ impl ModelBased {
             ModelMode::Startup => STARTUP_GAIN,
             ModelMode::Drain => 1.0 / STARTUP_GAIN,
             ModelMode::ProbeBandwidth => {
+                self.share
+                    .restart(now, self.srtt.max(self.min_rtt()) * SHARE_SETTLE_RTTS);
                 // Start in a cruise phase at random, so flows do not probe in step.
                 let r = self.rng.next_u32() as usize % (CYCLE.len() - 1);
                 self.cycle_index = if r == 1 { CYCLE.len() - 1 } else { r.max(2) };
@@ -623,9 +662,30 @@ impl ModelBased {
             elapsed
         };
         if next {
+            if self.cycle_index >= SHARE_FROM_PHASE {
+                self.share_fairly(now - self.mode_stamp);
+            }
             self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
             self.pacing_gain = CYCLE[self.cycle_index];
             self.mode_stamp = now;
+        }
+    }
+
+    /// A cruise phase of `span` ended: the fair-share rule (`model/share.rs`) may lower the
+    /// estimate towards the share of a flow that keeps `α` packets in the standing queue.
+    ///
+    /// Not after a phase with losses: under random loss the RTT samples wait for holes to be
+    /// repaired and read high, and a lone flow at 1 Gbit/s x 200 ms with 1% loss took them
+    /// for a standing queue (11% of the link instead of 54%). Flows sharing a clean
+    /// bottleneck fairly keep a queue well short of overflowing, and lose nothing.
+    fn share_fairly(&mut self, span: Duration) {
+        let lossy = std::mem::replace(&mut self.share_lost, self.lost_total) < self.lost_total;
+        if self.config.share.queue_pkts > 0.0 && !self.config.tcp_friendly && !lossy {
+            let (bw, min_rtt) = (self.bandwidth_pkts(), self.min_rtt());
+            let fair = self.share.phase_end(&self.config.share, bw, min_rtt, span);
+            if let Some(fair) = fair {
+                self.bw.reset(self.round, fair);
+            }
         }
     }
 
@@ -758,6 +818,9 @@ impl ModelBased {
             .sampler
             .on_progress(now, front, self.min_rtt() / 2, self.lost_total);
         self.update_min_rtt(now, sample.rtt);
+        if let Some(rtt) = sample.rtt {
+            self.share.on_rtt(now, rtt);
+        }
         if let Some(rtt) = sample.rtt.filter(|r| !r.is_zero()) {
             self.watch.on_rtt(now, rtt, self.competing.is_some());
         }
@@ -901,6 +964,7 @@ impl Controller for ModelBased {
     fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
         if !ack.rtt.is_zero() {
             self.srtt = ack.rtt;
+            self.share.on_rtt(now, ack.rtt);
         }
         self.update_ack_gap(now);
         let min_rtt_expired =

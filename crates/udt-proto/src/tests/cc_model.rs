@@ -38,6 +38,15 @@ fn model() -> Arc<dyn ControllerFactory> {
     Arc::new(ModelFactory::default())
 }
 
+/// The model with the competition mode off and so the fair-share rule on
+/// (`congestion/model/share.rs`): the rule holds model flows to one another, but lowers the
+/// model below an equal share beside loss-based flows, so the default (mode on) leaves it out.
+fn model_sharing() -> Arc<dyn ControllerFactory> {
+    let mut factory = ModelFactory::default();
+    factory.config.tcp_friendly(false);
+    Arc::new(factory)
+}
+
 /// One bulk flow: its base RTT and its controller (both ends use it).
 #[derive(Clone)]
 struct Flow {
@@ -330,8 +339,9 @@ fn cov(x: &[f64]) -> f64 {
     var.sqrt() / mean
 }
 
-/// 2, 4 and 8 model flows with the same RTT share a 200 Mbit/s, 50 ms bottleneck fairly
-/// (Jain's index; σ/μ is printed beside it, against the issue's bar of 5%).
+/// 2, 4 and 8 model flows with the same RTT share a 200 Mbit/s, 50 ms bottleneck fairly (with
+/// the fair-share rule; the default is held to a looser bar):
+/// σ/μ at most [`SAME_RTT_COV`] (issue 12's bar is 5%; see the constant).
 #[test]
 fn model_flows_share_fairly() {
     let link = Link {
@@ -339,31 +349,101 @@ fn model_flows_share_fairly() {
         loss: 0.0,
         queue_rtt: Duration::from_millis(50),
     };
-    for n in [2usize, 4, 8] {
-        let out = run(&flows(&model(), &vec![50; n]), link, 40, 20, 10 + n as u64);
-        let j = jain(&out.goodput_bps);
-        println!(
-            "model, {n} flows, 200 Mbit/s 50 ms: Mbit/s {:?} Jain {j:.3}, σ/μ {:.3}, \
-             utilisation {:.1}%, queue delay {:.2?}",
-            mbits(&out.goodput_bps),
-            cov(&out.goodput_bps),
-            out.total_bps() / 2e6,
-            out.queue_delay
-        );
-        assert!(j >= 0.9, "{n} flows: Jain {j:.3}");
+    for (name, cc, bar) in [
+        ("model (sharing)", model_sharing(), SAME_RTT_COV),
+        ("model (default)", model(), DEFAULT_SAME_RTT_COV),
+    ] {
+        for n in [2usize, 4, 8] {
+            let out = run(&flows(&cc, &vec![50; n]), link, 40, 20, 10 + n as u64);
+            let j = jain(&out.goodput_bps);
+            let c = cov(&out.goodput_bps);
+            println!(
+                "{name}, {n} flows, 200 Mbit/s 50 ms: Mbit/s {:?} Jain {j:.3}, σ/μ {c:.3}, \
+                 utilisation {:.1}%, queue delay {:.2?}",
+                mbits(&out.goodput_bps),
+                out.total_bps() / 2e6,
+                out.queue_delay
+            );
+            assert!(c <= bar, "{name}, {n} flows: σ/μ {c:.3}");
+        }
     }
 }
 
-/// Reported, not asserted: a model flow at 20 ms against one at 200 ms, and the same for
-/// native.
+/// The default model's bar in [`model_flows_share_fairly`]: with the competition mode on the
+/// fair-share rule is off, and model flows keep what start-up left them more (σ/μ 0.12 for
+/// four flows in the merge that made both; 0.28 before either). Far from issue 12's 5%.
+const DEFAULT_SAME_RTT_COV: f64 = 0.2;
+
+/// The bar of [`model_flows_share_fairly`]. Issue 12 asks for 5%; the fair-share rule
+/// (`congestion/model/share.rs`) brought 2, 4 and 8 flows from σ/μ 0.029, 0.277 and 0.198 to
+/// 0.040, 0.061 and 0.037 with this test's seeds, and over the nine runs of
+/// [`model_fairness_over_seeds`] from 0.003-0.354 to 0.018-0.101, so 5% is not met in every
+/// run yet (the heavy test holds its worst run to 1.5 times this bar).
+const SAME_RTT_COV: f64 = 0.1;
+
+/// The heavy variant of [`model_flows_share_fairly`] and [`rtt_fairness_20_vs_200ms`]: 2, 4 and
+/// 8 flows with three seeds each, and the 20 ms against 200 ms pair with four seeds (σ/μ and
+/// ratios printed, the bars asserted).
 #[test]
-fn rtt_fairness_20_vs_200ms_is_reported() {
+#[ignore]
+fn model_fairness_over_seeds() {
+    let link = Link {
+        wire_bps: 200_000_000,
+        loss: 0.0,
+        queue_rtt: Duration::from_millis(50),
+    };
+    let mut worst: f64 = 0.0;
+    for n in [2usize, 4, 8] {
+        for seed in 100..103u64 {
+            let out = run(&flows(&model_sharing(), &vec![50; n]), link, 40, 20, seed);
+            let c = cov(&out.goodput_bps);
+            worst = worst.max(c);
+            println!(
+                "{n} flows, seed {seed}: σ/μ {c:.3}, utilisation {:.1}%, queue delay {:.2?}",
+                out.total_bps() / 2e6,
+                out.queue_delay
+            );
+        }
+    }
+    let long = Link {
+        queue_rtt: Duration::from_millis(200),
+        ..link
+    };
+    let mut ratios = Vec::new();
+    for seed in [30, 100, 101, 102] {
+        let g = run(&flows(&model_sharing(), &[20, 200]), long, 60, 30, seed).goodput_bps;
+        ratios.push(g[0] / g[1]);
+    }
+    println!("worst σ/μ {worst:.3}; 20 vs 200 ms ratios {ratios:.2?}");
+    assert!(worst <= 1.5 * SAME_RTT_COV, "worst σ/μ {worst:.3}");
+    assert!(ratios.iter().all(|r| within_rtt_bar(*r)), "{ratios:.2?}");
+}
+
+/// How far apart a 20 ms and a 200 ms flow may end up. Issue 12 asks for 1.25; with the
+/// fair-share rule four seeds gave 1.04, 1.39, 1.21 and 1.16 (before it: 2.12, 2.09, 1.32,
+/// 2.11), so the bar here is 1.5 until the last seed comes in.
+const RTT_RATIO: f64 = 1.5;
+
+/// Whether a 20 ms flow's goodput over a 200 ms one's is within [`RTT_RATIO`] either way.
+fn within_rtt_bar(ratio: f64) -> bool {
+    (1.0 / RTT_RATIO..=RTT_RATIO).contains(&ratio)
+}
+
+/// Issue 12: a model flow at 20 ms and one at 200 ms on one bottleneck get rates within
+/// [`RTT_RATIO`] of each other (the 20 ms flow got 2.12 times the other's before the fair-share
+/// rule, 1.04 after it). Native is printed beside it.
+#[test]
+fn rtt_fairness_20_vs_200ms() {
     let link = Link {
         wire_bps: 200_000_000,
         loss: 0.0,
         queue_rtt: Duration::from_millis(200),
     };
-    for (name, cc) in [("native", native()), ("model", model())] {
+    for (name, cc) in [
+        ("native", native()),
+        ("model (default)", model()),
+        ("model (sharing)", model_sharing()),
+    ] {
         let out = run(&flows(&cc, &[20, 200]), link, 60, 30, 30);
         let g = &out.goodput_bps;
         println!(
@@ -373,6 +453,9 @@ fn rtt_fairness_20_vs_200ms_is_reported() {
             jain(g)
         );
         assert!(g.iter().all(|&x| x > 0.0));
+        if name == "model (sharing)" {
+            assert!(within_rtt_bar(g[0] / g[1]), "ratio {:.2}", g[0] / g[1]);
+        }
     }
 }
 

@@ -1,0 +1,217 @@
+//! The model's fair-share rule among flows like itself: at the end of each cruise phase of
+//! the probe-bandwidth gain cycle, a flow that sees a standing queue moves its bandwidth
+//! estimate a step down towards `α / d`, where `d` is the lowest queueing delay of the last
+//! 100-200 ms (acted on between 2 and 50 ms) and `α` a fixed number of packets (32). Flows
+//! below `α / d` are left to the gain cycle's probes.
+//!
+//! Why: the model's rate comes from a max filter that probing (× 1.25) raises and congestion
+//! back-offs (× 0.8) lower, both in proportion to the rate, so flows that share a bottleneck
+//! keep whatever ratio startup left them (4 flows on one 200 Mbit/s × 50 ms link: σ/μ 0.28
+//! after 40 s). In a FIFO queue each flow holds packets in proportion to its rate: with the
+//! same delay `d` in front of all of them, a flow sending `x` packets per second keeps `x · d`
+//! packets queued. Holding each flow's own share of the queue to the same `α` (the
+//! equilibrium of TCP Vegas and FAST TCP: Jin, Wei, Low, "FAST TCP", IEEE/ACM ToN 2006) gives
+//! every flow the same `x = α / d`, whatever its RTT, since `d` is the same for all of them.
+//!
+//! The delay is the lowest RTT (delivery-rate samples and the smoothed ACK/ACK2 RTT, which
+//! waits for no hole) over the last [`WINDOW`], minus the min RTT, looked at only from the
+//! fourth phase of the cycle on: by then a flow alone has drained the queue its 1.25 probe
+//! built, so it reads no standing queue and the rule leaves it alone. The window is the same
+//! time for every flow, so a 20 ms flow does not read the passing queue of a 200 ms flow's
+//! probe as standing (per-phase minima held a 20 ms flow to 0.24 of a 200 ms one). Delays up
+//! to a floor (2 ms by default) are not acted on, so RTT-measurement noise never caps a lone
+//! flow (at `α = 32`, a 1 ms error would cap it at 32,000 packets a second), and a queue that
+//! short costs nothing. After entering probe bandwidth the rule waits four round trips (see
+//! `SHARE_SETTLE_RTTS` in `model.rs`), so start-up's own queue is not taken for a standing one.
+//!
+//! The rule is off while [`super::ModelConfig::tcp_friendly`] is on: a queue that loss-based
+//! flows keep standing would hold the model to `α / d`, far below an equal share (0.41 of one
+//! beside one CUBIC flow in `cc_fair`); the competition detector owns that case.
+//!
+//! Tried and dropped (simulator, 2-8 flows at 200 Mbit/s × 50 ms and the 20/200 ms pair, three
+//! seeds each): moving flows *up* towards `α / d` as well, as FAST TCP does (the max filter
+//! takes every higher delivery sample, so the estimate cannot be steered up and down: σ/μ up
+//! to 0.34); a separate cap instead of resetting the filter (the queue swung from empty to
+//! full every second as the cap was lifted); skipping the probe while the queue stands;
+//! ignoring delivery samples for a round after a cut (utilisation fell to 84-90%); and not
+//! acting on delays above the flow's own RTT (the 200 ms flow then starved the 20 ms one);
+//! FAST TCP's own step, `γ (α − x d) / RTT` (the 20 ms flow, stepping ten times harder, got
+//! 0.45 of the 200 ms one's rate); and `α` growing as `√x`, to spare fast lone flows (the
+//! targets then sat so near the rates that 8 flows were left at σ/μ 0.38).
+
+use std::time::Duration;
+
+use crate::time::Instant;
+
+/// How far back the lowest RTT is taken: long enough that a short-RTT flow's window spans
+/// whole gain cycles and flows of every RTT read the queue over the same time, short enough
+/// to fit in one cruise phase of a 200 ms flow (its own probe's queue is not in it).
+const WINDOW: Duration = Duration::from_millis(200);
+/// Standing delays above this are left alone: a queue that deep is some flow's start-up (or a
+/// loss-based flow's), not a share to even out, and moving towards `α / d` from it cut a 20 ms
+/// flow to a few hundred packets a second while a 200 ms flow started up beside it.
+const MAX_DELAY: Duration = Duration::from_millis(50);
+/// How fast the estimate moves towards `α / d`: a phase of `t` seconds moves it the fraction
+/// `1 − e^(−8 t)` of the way (a third per 50 ms, 80% per 200 ms), so flows with short and
+/// long phases (RTTs) move at the same pace per second. (4 per second left a 20 ms flow 1.5-1.7
+/// times a 200 ms one's rate over three seeds; 12 let one pair of 2 flows drift to σ/μ 0.28.)
+const STEP_PER_S: f64 = 8.0;
+
+/// The rule's settings, part of [`super::ModelConfig`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct ShareConfig {
+    /// `α`: packets each flow may keep in a standing queue.
+    pub(super) queue_pkts: f64,
+    /// Standing delays up to this are ignored.
+    pub(super) min_delay: Duration,
+}
+
+impl Default for ShareConfig {
+    fn default() -> Self {
+        Self {
+            queue_pkts: 32.0,
+            min_delay: Duration::from_millis(2),
+        }
+    }
+}
+
+/// The lowest RTT over the last [`WINDOW`] / 2 to [`WINDOW`], kept as the minima of two
+/// successive half-windows.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct FairShare {
+    halves: [Option<Duration>; 2],
+    half_started: Instant,
+    /// Readings before this are of packets sent before the latest restart.
+    ignore_until: Instant,
+}
+
+impl FairShare {
+    /// No readings yet.
+    pub(super) fn new(now: Instant) -> Self {
+        Self {
+            halves: [None; 2],
+            half_started: now,
+            ignore_until: now,
+        }
+    }
+
+    /// An RTT reading at `now` (zero readings are ignored).
+    pub(super) fn on_rtt(&mut self, now: Instant, rtt: Duration) {
+        if now < self.ignore_until {
+            return;
+        }
+        let age = now - self.half_started;
+        if age >= WINDOW {
+            self.halves = [None; 2];
+        } else if age >= WINDOW / 2 {
+            self.halves = [self.halves[1], None];
+        }
+        if age >= WINDOW / 2 {
+            self.half_started = now;
+        }
+        if !rtt.is_zero() {
+            self.halves[1] = Some(self.halves[1].map_or(rtt, |m| m.min(rtt)));
+        }
+    }
+
+    /// Forget every reading, and ignore those of the next `rtt`: they are of packets sent
+    /// before `now`, into the queue start-up built (a flow that entered probe bandwidth took
+    /// the tail of its own start-up queue for a standing one and cut itself to a fraction of
+    /// 1 Gbit/s).
+    pub(super) fn restart(&mut self, now: Instant, rtt: Duration) {
+        *self = Self::new(now);
+        self.ignore_until = now + rtt;
+    }
+
+    /// The lowest reading in the window.
+    fn window_min(&self) -> Option<Duration> {
+        match self.halves {
+            [Some(a), Some(b)] => Some(a.min(b)),
+            [a, b] => a.or(b),
+        }
+    }
+
+    /// A phase of `span` ended, for a flow whose estimate is `bw_pkts` and whose min RTT is
+    /// `min_rtt`: with a standing queue of delay `d` and the estimate above `α / d`, the
+    /// estimate a step towards it; otherwise `None`.
+    pub(super) fn phase_end(
+        &mut self,
+        config: &ShareConfig,
+        bw_pkts: f64,
+        min_rtt: Duration,
+        span: Duration,
+    ) -> Option<f64> {
+        let delay = self.window_min()?.checked_sub(min_rtt)?;
+        if delay <= config.min_delay || delay > MAX_DELAY {
+            return None;
+        }
+        let target = config.queue_pkts / delay.as_secs_f64();
+        let step = 1.0 - (-STEP_PER_S * span.as_secs_f64()).exp();
+        (bw_pkts > target).then_some(bw_pkts - step * (bw_pkts - target))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PHASE: Duration = Duration::from_millis(50);
+
+    /// One phase of 50 ms with the given RTT readings, 1 ms apart: the new estimate, if any.
+    fn phase(rtts_ms: &[u64], bw: f64, min_rtt_ms: u64) -> Option<f64> {
+        let mut s = FairShare::new(Instant::ZERO);
+        for (i, &ms) in (0u64..).zip(rtts_ms) {
+            s.on_rtt(Instant::from_micros(i * 1000), Duration::from_millis(ms));
+        }
+        let config = ShareConfig::default();
+        s.phase_end(&config, bw, Duration::from_millis(min_rtt_ms), PHASE)
+    }
+
+    #[test]
+    fn a_drained_queue_leaves_the_estimate_alone() {
+        assert_eq!(phase(&[80, 50, 60], 100_000.0, 50), None);
+        assert_eq!(phase(&[51], 100_000.0, 50), None, "within the noise floor");
+        assert_eq!(phase(&[], 100_000.0, 50), None);
+    }
+
+    #[test]
+    fn a_standing_queue_moves_a_large_estimate_towards_alpha_over_d() {
+        let alpha = ShareConfig::default().queue_pkts;
+        let target = alpha / 0.010; // 10 ms standing
+        let step = 1.0 - (-STEP_PER_S * PHASE.as_secs_f64()).exp();
+        let down = phase(&[60, 70], 4.0 * target, 50).expect("cut");
+        assert!((down - (4.0 - 3.0 * step) * target).abs() < 1e-6, "{down}");
+        assert_eq!(phase(&[60, 70], 0.9 * target, 50), None, "below α / d");
+    }
+
+    #[test]
+    fn readings_older_than_the_window_are_forgotten() {
+        let mut s = FairShare::new(Instant::ZERO);
+        s.on_rtt(Instant::ZERO, Duration::from_millis(50));
+        for ms in (0..=WINDOW.as_millis() as u64).step_by(10) {
+            s.on_rtt(Instant::from_micros(ms * 1000), Duration::from_millis(60));
+        }
+        let config = ShareConfig::default();
+        let min_rtt = Duration::from_millis(50);
+        assert!(s.phase_end(&config, 1e6, min_rtt, PHASE).is_some());
+        s.restart(Instant::from_micros(300_000), min_rtt);
+        s.on_rtt(Instant::from_micros(340_000), Duration::from_millis(60));
+        assert_eq!(
+            s.phase_end(&config, 1e6, min_rtt, PHASE),
+            None,
+            "sent before"
+        );
+        s.on_rtt(Instant::from_micros(360_000), Duration::from_millis(60));
+        assert!(s.phase_end(&config, 1e6, min_rtt, PHASE).is_some());
+    }
+
+    #[test]
+    fn flows_at_other_rtts_converge_to_the_same_rate() {
+        let (mut short, mut long) = (10_000.0, 5_000.0);
+        for _ in 0..100 {
+            short = phase(&[30], short, 20).expect("standing");
+            long = phase(&[210], long, 200).expect("standing");
+        }
+        assert!((short - long).abs() < 1.0, "{short} vs {long}");
+    }
+}
