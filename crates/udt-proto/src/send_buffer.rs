@@ -4,10 +4,15 @@
 //! one) has sequence number `base + i`, so sequence numbers are implied by position and the
 //! connection never has to store them. A cursor marks the first never-sent packet.
 //!
-//! Storage grows with the data: payload bytes are appended to 64 KiB chunks (recycled when
-//! fully acknowledged), and each packet is a small fixed-size slot pointing into a chunk, so
-//! queuing, sending and acknowledging allocate nothing in steady state and an idle connection
-//! with an 8192-packet buffer holds almost nothing.
+//! Storage grows with the data: payload bytes are appended to 64 KiB chunks, and each packet
+//! is a small fixed-size slot pointing into a chunk. A fully acknowledged chunk is kept for
+//! reuse as long as the chunks held stay within what a full buffer needs, so queuing, sending
+//! and acknowledging allocate nothing in steady state. (Keeping only a few spares made a
+//! 1 Gbit/s sender allocate most of each refill afresh: the allocator had meanwhile returned
+//! the freed chunks to the kernel, and the first write to each page faulted: 8% of the
+//! sender's CPU.) The connection gives the spares back when it idles
+//! ([`SendBuffer::release_spare`]), so an idle connection with an 8192-packet buffer holds
+//! almost nothing.
 
 // `pub` items here are the API of the `internals` feature (udt-bench: some exist only for it);
 // without it the module is crate-private.
@@ -116,14 +121,15 @@ impl SendBuffer {
     /// A zero `payload_size` or capacity would make every write fail; both are raised to 1.
     pub fn new(payload_size: usize, capacity_pkts: u32) -> Self {
         let payload_size = payload_size.clamp(1, u32::MAX as usize);
+        let capacity_pkts = capacity_pkts.max(1);
         Self {
             slots: VecDeque::new(),
-            bytes: ChunkStore::new(payload_size),
+            bytes: ChunkStore::new(payload_size, capacity_pkts),
             base: SeqNumber::new(0),
             unsent: 0,
             next_msg: MsgNumber::FIRST,
             payload_size,
-            capacity_pkts: capacity_pkts.max(1),
+            capacity_pkts,
             buffered_bytes: 0,
         }
     }
@@ -303,9 +309,21 @@ impl SendBuffer {
     pub fn set_capacity_pkts(&mut self, pkts: u32) {
         let held = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
         self.capacity_pkts = pkts.max(held).max(1);
+        self.bytes.set_capacity_pkts(self.capacity_pkts);
         if self.slots.is_empty() {
             self.slots.shrink_to_fit();
         }
+    }
+
+    /// Gives the acknowledged chunks kept for reuse back to the allocator (an idle
+    /// connection's memory). The next writes allocate afresh.
+    pub fn release_spare(&mut self) {
+        self.bytes.spare = Vec::new();
+    }
+
+    /// Chunks allocated since the buffer was made: constant in a steady transfer.
+    pub fn chunk_allocations(&self) -> u64 {
+        self.bytes.allocations
     }
 
     /// Capacity in packets.
@@ -384,7 +402,8 @@ impl SendBuffer {
 /// Payload bytes in a queue of fixed-capacity chunks, addressed by a running chunk id.
 ///
 /// A packet never straddles chunks, so it is always one contiguous slice. Chunks freed by
-/// acknowledgements are kept (a couple at most) for reuse instead of returned to the allocator.
+/// acknowledgements are kept for reuse instead of returned to the allocator, as long as the
+/// chunks held (in use and spare) stay within what a full buffer can need.
 #[derive(Debug)]
 struct ChunkStore {
     chunks: VecDeque<Vec<u8>>,
@@ -392,19 +411,37 @@ struct ChunkStore {
     front_id: u64,
     spare: Vec<Vec<u8>>,
     chunk_bytes: usize,
+    payload_size: usize,
+    /// The most chunks (in use + spare) worth keeping: a full buffer's.
+    max_chunks: usize,
+    /// Chunks allocated so far.
+    allocations: u64,
 }
 
 impl ChunkStore {
     const CHUNK_BYTES: usize = 64 * 1024;
-    const MAX_SPARE: usize = 4;
 
-    fn new(payload_size: usize) -> Self {
-        Self {
+    fn new(payload_size: usize, capacity_pkts: u32) -> Self {
+        let mut store = Self {
             chunks: VecDeque::new(),
             front_id: 0,
             spare: Vec::new(),
             chunk_bytes: Self::CHUNK_BYTES.max(payload_size),
-        }
+            payload_size,
+            max_chunks: 0,
+            allocations: 0,
+        };
+        store.set_capacity_pkts(capacity_pkts);
+        store
+    }
+
+    /// Sizes the spare pool for `pkts` packets: the chunks a full buffer of full-sized
+    /// packets spans (one more for a partly used chunk at each end); spares beyond it go.
+    fn set_capacity_pkts(&mut self, pkts: u32) {
+        let per_chunk = (self.chunk_bytes / self.payload_size).max(1);
+        self.max_chunks = (pkts as usize).div_ceil(per_chunk) + 1;
+        let keep = self.max_chunks.saturating_sub(self.chunks.len());
+        self.spare.truncate(keep);
     }
 
     /// Stores `piece` (at most the payload size) and returns (chunk id, offset).
@@ -414,10 +451,10 @@ impl ChunkStore {
             .back()
             .is_some_and(|chunk| chunk.len() + piece.len() <= self.chunk_bytes);
         if !fits {
-            let chunk = self
-                .spare
-                .pop()
-                .unwrap_or_else(|| Vec::with_capacity(self.chunk_bytes));
+            let chunk = self.spare.pop().unwrap_or_else(|| {
+                self.allocations += 1;
+                Vec::with_capacity(self.chunk_bytes)
+            });
             self.chunks.push_back(chunk);
         }
         let id = self.front_id + self.chunks.len() as u64 - 1;
@@ -456,7 +493,7 @@ impl ChunkStore {
     }
 
     fn recycle(&mut self, mut chunk: Vec<u8>) {
-        if self.spare.len() < Self::MAX_SPARE {
+        if self.chunks.len() + self.spare.len() < self.max_chunks {
             chunk.clear();
             self.spare.push(chunk);
         }

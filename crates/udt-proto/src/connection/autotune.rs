@@ -17,8 +17,9 @@
 //! * **Sender** (at each ACK): the buffer grows to twice the window in use,
 //!   min(flow window, congestion window), so the application can queue a window's worth
 //!   beyond what is in flight.
-//! * **Idle** (at each EXP check): an empty send buffer, or an empty receive buffer that has
-//!   had no data for [`IDLE`], returns to its configured size; the receiver then advertises
+//! * **Idle** (at each EXP check): an empty send buffer gives back the chunks it keeps for
+//!   reuse; it, or an empty receive buffer that has had no data for [`IDLE`], returns to
+//!   its configured size; the receiver then advertises
 //!   the smaller window at once so its sender does not overrun it.
 //!
 //! Growth stops at [`ConnectionConfig::buffer_autotune_limit`]. Memory follows the data, not
@@ -82,8 +83,11 @@ impl Connection {
     /// At each EXP check: an idle side returns to its configured size.
     pub(super) fn relax_buffers(&mut self, now: Instant) {
         let send_base = self.config.send_buffer_pkts;
-        if self.snd.buffer.is_empty() && self.snd.buffer.capacity_pkts() > send_base {
-            self.snd.buffer.set_capacity_pkts(send_base);
+        if self.snd.buffer.is_empty() {
+            self.snd.buffer.release_spare();
+            if self.snd.buffer.capacity_pkts() > send_base {
+                self.snd.buffer.set_capacity_pkts(send_base);
+            }
         }
         let recv_base = self
             .config

@@ -38,7 +38,7 @@ pub use state::{ConnectionError, Event, RecvError, SendError, State};
 use crate::ack_history::AckHistory;
 use crate::config::{self, ConnectionConfig, Mode};
 use crate::congestion::{Controller, ControllerInit, SYN};
-use crate::estimate::{ArrivalSpeed, LinkCapacity, PeerRates, RttEstimator};
+use crate::estimate::{ArrivalSpeed, CountedSpeed, LinkCapacity, PeerRates, RttEstimator};
 use crate::handshake::{Connector, Negotiated};
 use crate::loss_list::{ReceiverLossList, SenderLossList};
 use crate::pacer::Pacer;
@@ -182,6 +182,8 @@ struct RecvState {
     read_mark: u64,
     /// The arrival speed of the last full ACK, packets per second (0: none yet).
     reported_speed_pkts: u32,
+    /// Packets counted between full ACKs: holds the prompt-ACK gap's speed to what arrived.
+    counted: CountedSpeed,
 }
 
 impl Connection {
@@ -305,6 +307,7 @@ impl Connection {
                 last_data_at: None,
                 read_mark: 0,
                 reported_speed_pkts: 0,
+                counted: CountedSpeed::default(),
             },
             rtt: RttEstimator::new(),
             cc,

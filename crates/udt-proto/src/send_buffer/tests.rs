@@ -265,5 +265,42 @@ fn chunks_are_recycled_across_many_packets() {
         buf.ack(next_ack);
     }
     assert!(buf.bytes.chunks.is_empty());
-    assert!(buf.bytes.spare.len() <= ChunkStore::MAX_SPARE);
+    assert!(buf.bytes.spare.len() <= buf.bytes.max_chunks);
+}
+
+/// A steady transfer (refill what the ACKs free, a buffer's worth at a time) allocates its
+/// chunks in the first round only; `release_spare` then gives them all back.
+#[test]
+fn a_steady_transfer_allocates_nothing_after_the_first_buffer() {
+    let capacity = 4096u32;
+    let mut buf = SendBuffer::new(1456, capacity);
+    let data = vec![0x5A; 1456 * capacity as usize];
+    let mut next_ack = s(0);
+    let mut after_first = 0;
+    for round in 0..20u32 {
+        assert_eq!(buf.write_stream(&data, T0), data.len(), "round {round}");
+        next_ack = next_ack + send_all(&mut buf).len() as u32;
+        buf.ack(next_ack);
+        if round == 0 {
+            after_first = buf.chunk_allocations();
+        }
+    }
+    assert!(after_first > 0);
+    assert_eq!(buf.chunk_allocations(), after_first);
+    buf.release_spare();
+    assert!(buf.bytes.spare.is_empty());
+}
+
+/// Shrinking the capacity drops the spares a full buffer of the new size would not need.
+#[test]
+fn shrinking_the_capacity_drops_spares() {
+    let mut buf = SendBuffer::new(1456, 4096);
+    let data = vec![1; 1456 * 4096];
+    buf.write_stream(&data, T0);
+    let sent = send_all(&mut buf).len() as u32;
+    buf.ack(s(sent));
+    let spares = buf.bytes.spare.len();
+    buf.set_capacity_pkts(64);
+    assert!(buf.bytes.spare.len() < spares);
+    assert!(buf.bytes.spare.len() <= buf.bytes.max_chunks);
 }
