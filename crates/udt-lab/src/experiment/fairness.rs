@@ -263,9 +263,17 @@ struct Goodputs {
     run: String,
     mix: Mix,
     rate_bps: f64,
-    /// Each working flow: whether it is UDT, its whole-flow steady goodput, and its
-    /// per-second rates on the set's clock.
-    flows: Vec<(bool, f64, Vec<f64>)>,
+    /// Each working flow: whether it is UDT, and its whole-flow steady goodput.
+    flows: Vec<(bool, f64)>,
+    /// Each working flow's per-second rates on the set's clock, in the order of `flows`.
+    series: Vec<Vec<f64>>,
+}
+
+/// One run's goodputs as the figures use them (see [`Goodputs::steady`]).
+struct Steady {
+    udt: Vec<f64>,
+    tcp: Vec<f64>,
+    total: Option<f64>,
 }
 
 impl Goodputs {
@@ -281,6 +289,7 @@ impl Goodputs {
             },
             rate_bps: row.truth.rate_bps as f64,
             flows: Vec::new(),
+            series: Vec::new(),
         }
     }
 
@@ -292,29 +301,32 @@ impl Goodputs {
             self.mix.tcp = row.implementation.clone();
         }
         if let (Some(r), Some(g)) = (&row.result, row.goodput()) {
-            self.flows.push((udt, g, aligned(r)));
+            self.flows.push((udt, g));
+            self.series.push(aligned(r));
         }
     }
 
     /// The UDT and TCP goodputs over the seconds every flow covered, and their sum. A flow
     /// that outlives the others (the last to start, or one slow to stop) would otherwise
     /// count seconds with the link to itself. Whole-flow goodputs where no second is common.
-    fn steady(&self) -> (Vec<f64>, Vec<f64>, Option<f64>) {
-        let series: Vec<Vec<f64>> = self.flows.iter().map(|f| f.2.clone()).collect();
-        let window = common_window(&series);
+    fn steady(&self) -> Steady {
+        let window = common_window(&self.series);
         let pick = |udt: bool| -> Vec<f64> {
             self.flows
                 .iter()
-                .filter(|f| f.0 == udt)
-                .map(|f| match &window {
-                    Some(w) => stats::mean(&f.2[w.clone()]).unwrap_or(f.1),
-                    None => f.1,
+                .zip(&self.series)
+                .filter(|((is_udt, _), _)| *is_udt == udt)
+                .map(|(&(_, whole), series)| match &window {
+                    Some(w) => stats::mean(&series[w.clone()]).unwrap_or(whole),
+                    None => whole,
                 })
                 .collect()
         };
-        let (udt, tcp) = (pick(true), pick(false));
-        let total = window.and_then(|w| stats::mean(&stats::sum_series(&series)[w]));
-        (udt, tcp, total)
+        Steady {
+            udt: pick(true),
+            tcp: pick(false),
+            total: window.and_then(|w| stats::mean(&stats::sum_series(&self.series)[w])),
+        }
     }
 }
 
@@ -332,23 +344,20 @@ pub fn analyse(rows: &[Row]) -> Vec<Fairness> {
         };
         runs[i].add(row);
     }
+    let steady: Vec<Steady> = runs.iter().map(Goodputs::steady).collect();
     let alone = |mix: &Mix| -> Option<f64> {
         runs.iter()
-            .find(|r| {
+            .zip(&steady)
+            .find(|(r, _)| {
                 r.mix.tcp == mix.tcp && r.mix.tcp_flows == mix.tcp_flows && r.mix.udt_flows == 0
             })
-            .map(|r| r.steady().1.iter().sum())
+            .map(|(_, s)| s.tcp.iter().sum())
     };
     runs.iter()
-        .map(|r| {
-            let (udt, tcp, total) = r.steady();
-            Fairness::new(
-                r.mix.clone(),
-                &udt,
-                &tcp,
-                alone(&r.mix),
-                (r.rate_bps, total),
-            )
+        .zip(&steady)
+        .map(|(r, s)| {
+            let total = (r.rate_bps, s.total);
+            Fairness::new(r.mix.clone(), &s.udt, &s.tcp, alone(&r.mix), total)
         })
         .collect()
 }

@@ -213,6 +213,12 @@ impl ModelConfig {
         self
     }
 
+    /// Whether the fair-share rule applies: it is configured, and the competition mode,
+    /// which owns the case of loss-based competitors, is off.
+    fn shares_fairly(&self) -> bool {
+        self.share.queue_pkts > 0.0 && !self.tcp_friendly
+    }
+
     /// The smallest window: probe RTT's window and the floor everywhere (default 4).
     pub fn min_window_pkts(&self) -> f64 {
         self.min_window_pkts.min(self.initial_window_pkts)
@@ -680,7 +686,7 @@ impl ModelBased {
     /// bottleneck fairly keep a queue well short of overflowing, and lose nothing.
     fn share_fairly(&mut self, span: Duration) {
         let lossy = std::mem::replace(&mut self.share_lost, self.lost_total) < self.lost_total;
-        if self.config.share.queue_pkts > 0.0 && !self.config.tcp_friendly && !lossy {
+        if self.config.shares_fairly() && !lossy {
             let (bw, min_rtt) = (self.bandwidth_pkts(), self.min_rtt());
             let fair = self.share.phase_end(&self.config.share, bw, min_rtt, span);
             if let Some(fair) = fair {
@@ -783,13 +789,8 @@ impl ModelBased {
         if !self.competing.as_ref().is_some_and(|c| c.trial_due(now)) {
             return;
         }
-        if let Some(c) = self.competing.take() {
-            let rate = c.cwnd() / self.srtt.as_secs_f64().max(1e-6);
-            self.bw.reset(self.round, rate);
+        if let Some(c) = self.leave_competition(now, false) {
             self.suspended = Some((now, c));
-            if self.mode == ModelMode::ProbeBandwidth {
-                self.enter(now, ModelMode::ProbeBandwidth);
-            }
         }
     }
 
@@ -800,14 +801,23 @@ impl ModelBased {
         if self.competing.is_none() || !self.watch.queue_empty() {
             return;
         }
-        if let Some(c) = self.competing.take() {
-            let rate = c.cwnd() / self.srtt.as_secs_f64().max(1e-6);
-            self.bw.reset(self.round, rate.max(c.bw_at_entry()));
+        if self.leave_competition(now, true).is_some() {
             self.suspended = None;
-            if self.mode == ModelMode::ProbeBandwidth {
-                self.enter(now, ModelMode::ProbeBandwidth);
-            }
         }
+    }
+
+    /// Back to the rate-based model at the rate the CUBIC window held (at least the estimate
+    /// it had on entering, with `at_least_entry`), restarting the gain cycle; returns the
+    /// competition left, if there was one.
+    fn leave_competition(&mut self, now: Instant, at_least_entry: bool) -> Option<Competition> {
+        let c = self.competing.take()?;
+        let rate = c.cwnd() / self.srtt.as_secs_f64().max(1e-6);
+        let floor = if at_least_entry { c.bw_at_entry() } else { 0.0 };
+        self.bw.reset(self.round, rate.max(floor));
+        if self.mode == ModelMode::ProbeBandwidth {
+            self.enter(now, ModelMode::ProbeBandwidth);
+        }
+        Some(c)
     }
 
     /// Feed the sampler the receiver's front and fold its samples into the model; returns
@@ -818,7 +828,7 @@ impl ModelBased {
             .sampler
             .on_progress(now, front, self.min_rtt() / 2, self.lost_total);
         self.update_min_rtt(now, sample.rtt);
-        if let Some(rtt) = sample.rtt {
+        if let Some(rtt) = sample.rtt.filter(|_| self.config.shares_fairly()) {
             self.share.on_rtt(now, rtt);
         }
         if let Some(rtt) = sample.rtt.filter(|r| !r.is_zero()) {
@@ -964,7 +974,9 @@ impl Controller for ModelBased {
     fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
         if !ack.rtt.is_zero() {
             self.srtt = ack.rtt;
-            self.share.on_rtt(now, ack.rtt);
+            if self.config.shares_fairly() {
+                self.share.on_rtt(now, ack.rtt);
+            }
         }
         self.update_ack_gap(now);
         let min_rtt_expired =

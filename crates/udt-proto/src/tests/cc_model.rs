@@ -385,7 +385,7 @@ const SAME_RTT_COV: f64 = 0.1;
 /// 8 flows with three seeds each, and the 20 ms against 200 ms pair with four seeds (σ/μ and
 /// ratios printed, the bars asserted).
 #[test]
-#[ignore]
+#[ignore = "9 same-RTT runs and 4 RTT pairs of 40-60 virtual seconds; run in release"]
 fn model_fairness_over_seeds() {
     let link = Link {
         wire_bps: 200_000_000,
