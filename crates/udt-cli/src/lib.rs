@@ -9,6 +9,7 @@ pub mod copy;
 #[cfg(any(fuzzing, test))]
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod log;
 pub mod perf;
 pub mod secure;
 pub mod ssh;

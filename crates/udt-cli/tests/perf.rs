@@ -281,3 +281,41 @@ fn server_outlives_a_client_killed_mid_test() {
     check_common(&v);
     assert_eq!(u64_field(&v, "bytes"), 8 << 20);
 }
+
+/// `UDT_LOG` prints the library's events on stderr: the model's mode changes as a transfer
+/// starts (start-up ends with a drain on loopback too); a filter that does not parse is a
+/// usage error that names the variable.
+#[test]
+fn udt_log_shows_the_controllers_mode_changes() {
+    let server = Server::start();
+    let port = server.port.to_string();
+    let out = Command::new(UDT)
+        .args([
+            "perf",
+            "-c",
+            "127.0.0.1",
+            "-p",
+            &port,
+            "-t",
+            "1",
+            "--cc",
+            "model",
+        ])
+        .env("UDT_LOG", "udt_proto::congestion=debug")
+        .output()
+        .unwrap();
+    server.finish();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("model: mode mode=Drain"), "{err}");
+
+    let out = Command::new(UDT)
+        .args(["perf", "-c", "127.0.0.1", "-t", "1"])
+        .env("UDT_LOG", "udt_proto=loud")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("UDT_LOG"), "{err}");
+}

@@ -606,6 +606,14 @@ impl ModelBased {
         if arrival > 16.0 {
             bw = bw.min(arrival * ARRIVAL_SLACK);
         }
+        tracing::debug!(
+            from_pps = self.bandwidth_pkts() as u64,
+            to_pps = bw as u64,
+            loss_rate = self.round_loss_rate(),
+            srtt = ?self.srtt,
+            min_rtt = ?self.min_rtt(),
+            "model: back-off"
+        );
         self.bw.reset(self.round, bw);
         self.filled = true;
     }
@@ -635,6 +643,15 @@ impl ModelBased {
     }
 
     fn enter(&mut self, now: Instant, mode: ModelMode) {
+        if mode != self.mode {
+            tracing::debug!(
+                ?mode,
+                bw_pps = self.bandwidth_pkts() as u64,
+                min_rtt = ?self.min_rtt(),
+                srtt = ?self.srtt,
+                "model: mode"
+            );
+        }
         self.mode = mode;
         self.mode_stamp = now;
         self.pacing_gain = match mode {
@@ -668,6 +685,16 @@ impl ModelBased {
             elapsed
         };
         if next {
+            tracing::trace!(
+                gain,
+                bw_pps = self.bandwidth_pkts() as u64,
+                inflight = inflight as u64,
+                bdp = bdp as u64,
+                arrival_pps = self.arrival_peak() as u64,
+                srtt = ?self.srtt,
+                min_rtt = ?self.min_rtt(),
+                "model: phase ends"
+            );
             if self.cycle_index >= SHARE_FROM_PHASE {
                 self.share_fairly(now - self.mode_stamp);
             }
@@ -730,9 +757,13 @@ impl ModelBased {
         let cruising = self.mode == ModelMode::ProbeBandwidth
             && self.pacing_gain == 1.0
             && competition::clear_of_own_probe(self.cycle_index);
-        let congested =
-            self.watch.queue_full(self.srtt) || (cruising && self.watch.at_the_top(self.srtt));
-        if congested {
+        let full = self.watch.queue_full(self.srtt);
+        if full || (cruising && self.watch.at_the_top(self.srtt)) {
+            tracing::debug!(
+                full,
+                cycle_index = self.cycle_index,
+                "model: a loss with a queue"
+            );
             self.compete(now, largest_sent, Entry::Loss);
         }
     }
@@ -780,6 +811,14 @@ impl ModelBased {
                 Competition::new(now, window, largest_sent, min, self.bandwidth_pkts())
             }
         };
+        tracing::debug!(
+            ?entry,
+            window = competition.cwnd() as u64,
+            bw_pps = self.bandwidth_pkts() as u64,
+            srtt = ?self.srtt,
+            watch = ?self.watch.readings(),
+            "model: competing as a CUBIC flow"
+        );
         self.competing = Some(competition);
     }
 
@@ -813,6 +852,13 @@ impl ModelBased {
         let c = self.competing.take()?;
         let rate = c.cwnd() / self.srtt.as_secs_f64().max(1e-6);
         let floor = if at_least_entry { c.bw_at_entry() } else { 0.0 };
+        tracing::debug!(
+            random_loss = at_least_entry,
+            window = c.cwnd() as u64,
+            bw_pps = rate.max(floor) as u64,
+            watch = ?self.watch.readings(),
+            "model: back to the rate-based model"
+        );
         self.bw.reset(self.round, rate.max(floor));
         if self.mode == ModelMode::ProbeBandwidth {
             self.enter(now, ModelMode::ProbeBandwidth);
@@ -882,6 +928,13 @@ impl ModelBased {
         let arrival = self.arrival_peak();
         let rate = rate.min(MAX_BW_PKTS);
         if self.filled && recv_rate_pkts > 16 {
+            if rate > arrival * ARRIVAL_SLACK {
+                tracing::trace!(
+                    sample_pps = rate as u64,
+                    arrival_pps = arrival as u64,
+                    "model: sample capped at the arrival rate"
+                );
+            }
             rate.min(arrival * ARRIVAL_SLACK)
         } else {
             rate

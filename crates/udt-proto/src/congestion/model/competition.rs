@@ -292,6 +292,11 @@ impl QueueWatch {
         }
     }
 
+    /// The floor, low and recent RTTs, for diagnostics.
+    pub(super) fn readings(&self) -> [Option<Duration>; 3] {
+        [self.floor(), self.low.min(), self.recent.min()]
+    }
+
     /// The RTT now: the lower of the recent samples' minimum and `srtt`.
     fn now(&self, srtt: Duration) -> Option<Duration> {
         self.recent.min().map(|r| r.min(srtt))

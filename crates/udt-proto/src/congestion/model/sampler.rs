@@ -186,6 +186,16 @@ impl Sampler {
                 .saturating_sub(m.delivered)
                 .saturating_sub(lost.saturating_sub(m.lost));
             let rate = delivered as f64 / interval.as_secs_f64();
+            tracing::trace!(
+                rate_pps = rate as u64,
+                delivered,
+                ?interval,
+                send_span = ?(m.sent_at - m.first_sent_time),
+                ack_span = ?(now - m.delivered_time),
+                lost = lost.saturating_sub(m.lost),
+                beyond,
+                "model: delivery sample"
+            );
             let slot = if m.limited {
                 &mut sample.limited_rate_pkts
             } else {
