@@ -790,8 +790,7 @@ impl Connection {
     fn refresh_cc(&mut self) {
         let mut period = self.cc.send_period();
         if let Some(max_bw) = self.config.max_bandwidth {
-            let floor_us = (u64::from(self.mss) * 1_000_000).div_ceil(max_bw.max(1));
-            period = period.max(Duration::from_micros(floor_us));
+            period = period.max(max_bandwidth_period(self.mss, max_bw));
         }
         self.send_period = period;
         let cwnd = self.cc.window_pkts();
@@ -874,5 +873,34 @@ impl Connection {
     fn broken(&mut self, why: &'static str) {
         self.stats.malformed.other += 1;
         self.finish_close(Some(ConnectionError::ProtocolViolation(why)));
+    }
+}
+
+/// The shortest period UDT_MAXBW (`bytes_per_sec`) allows between packets of `mss` bytes, to
+/// the nanosecond as 4.11's floating-point period is. Rounded up to whole microseconds, a
+/// cap of 960 Mbit/s (12.5 µs) paced at 13 µs: 4% under what was asked.
+fn max_bandwidth_period(mss: u32, bytes_per_sec: u64) -> Duration {
+    let nanos = (u64::from(mss) * 1_000_000_000).div_ceil(bytes_per_sec.max(1));
+    Duration::from_nanos(nanos)
+}
+
+#[cfg(test)]
+mod max_bandwidth_tests {
+    use super::*;
+
+    #[test]
+    fn the_maxbw_period_is_not_rounded_to_microseconds() {
+        // 960 Mbit/s = 120,000,000 B/s; 1500-byte packets: 12.5 µs.
+        let period = max_bandwidth_period(1500, 120_000_000);
+        assert_eq!(period, Duration::from_nanos(12_500));
+        // Exact rates stay exact; a zero rate does not divide by zero.
+        assert_eq!(
+            max_bandwidth_period(1500, 125_000_000),
+            Duration::from_micros(12)
+        );
+        assert_eq!(
+            max_bandwidth_period(1500, 0),
+            Duration::from_micros(1_500_000_000)
+        );
     }
 }
