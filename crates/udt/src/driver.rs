@@ -94,6 +94,9 @@ struct Driver {
     /// one receive slot, and counting slots made a port that reads one train per wake-up
     /// look idle, so it never held).
     received: usize,
+    /// The last read emptied the socket (it stopped short of `MAX_RECV_BATCHES` full
+    /// batches): only then may the port hold.
+    drained: bool,
 }
 
 /// Everything a connection's output goes to (split from `Driver` so it can be borrowed while
@@ -129,6 +132,7 @@ impl Driver {
             pending: Vec::new(),
             icmp_pass: Pacing::new(ICMP_EVERY),
             readable: true,
+            drained: true,
             received: 0,
             mux,
         }
@@ -167,6 +171,7 @@ impl Driver {
     /// when this thread got around to reading; replies are sent as of the time of reading.
     fn receive(&mut self) {
         self.received = 0;
+        self.drained = false;
         for _ in 0..MAX_RECV_BATCHES {
             let n = match self.rx.recv(self.out.fd) {
                 Ok(n) => n,
@@ -182,6 +187,7 @@ impl Driver {
                 }
             };
             if n == 0 {
+                self.drained = true;
                 return;
             }
             let clock = ArrivalClock::read(&self.mux);
@@ -216,6 +222,7 @@ impl Driver {
             }
             drop(state);
             if n < self.rx.capacity() {
+                self.drained = true;
                 return;
             }
         }
@@ -353,10 +360,22 @@ impl Driver {
     /// smallest RTT among the connections driven, and `MAX_HOLD`, so short paths (a
     /// loopback) are not held at all. A single datagram (a handshake, a ping, a lone ACK) is
     /// never held for.
+    ///
+    /// Only after a read that emptied the socket: a port that stopped at
+    /// `MAX_RECV_BATCHES` has a backlog, and holding then let it fall further behind at every
+    /// turn. At 1 Gbit/s × 200 ms in the lab the receiver held 4 ms after each 512-datagram
+    /// read, its socket overflowed (2,000-3,400 drops a second) or, with a larger one, its
+    /// ACKs lagged, and `model` settled at 880-910 Mbit/s; reading on instead, 960-972.
     fn hold(&self) -> Option<Duration> {
-        let hold = MAX_HOLD.min(self.out.rtt_floor / HOLD_RTT_DIVISOR);
-        (self.received > 1 && hold >= MIN_SLEEP).then_some(hold)
+        hold_for(self.drained, self.received, self.out.rtt_floor)
     }
+}
+
+/// See [`Driver::hold`]: `drained`, whether the last read emptied the socket; `received`,
+/// the datagrams it read; `rtt_floor`, the smallest smoothed RTT among the connections.
+fn hold_for(drained: bool, received: usize, rtt_floor: Duration) -> Option<Duration> {
+    let hold = MAX_HOLD.min(rtt_floor / HOLD_RTT_DIVISOR);
+    (drained && received > 1 && hold >= MIN_SLEEP).then_some(hold)
 }
 
 impl Output {
@@ -592,6 +611,20 @@ impl Ord for TimerEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_port_holds_only_after_reading_a_train_that_emptied_its_socket() {
+        let rtt = Duration::from_millis(200);
+        assert_eq!(hold_for(true, 40, rtt), Some(MAX_HOLD));
+        assert_eq!(
+            hold_for(true, 40, Duration::from_millis(4)),
+            Some(Duration::from_millis(1))
+        );
+        // A backlog (the read stopped at its batch limit), a lone datagram, a short path.
+        assert_eq!(hold_for(false, 512, rtt), None);
+        assert_eq!(hold_for(true, 1, rtt), None);
+        assert_eq!(hold_for(true, 40, Duration::from_micros(400)), None);
+    }
 
     #[test]
     fn icmp_passes_are_at_most_one_per_period() {
