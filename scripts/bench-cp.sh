@@ -13,9 +13,9 @@
 # UDT=PATH runs that binary instead of building this tree's (a before/after comparison).
 # UDT_BASE=PATH also runs every cp transfer with that binary (client and server) in the same
 # rounds, alternating which build goes first, and adds its rows ("base") to the table; memory
-# to memory runs once per round, with this tree's build. A memory-to-memory run whose first
-# second ran below half its best second is marked `*` (the controller started slowly, which
-# makes that round's comparison with cp say little about cp).
+# to memory runs once per round, with this tree's build. A memory-to-memory run that started
+# slowly (first second below half its best) or collapsed (a later second below a quarter of
+# its best) is marked `*`: that round's comparison with cp says little about cp.
 # UDT_CC=native|model (default model, as `udt cp`) sets the congestion control on every
 # sender (not CC, which cargo hands to C compilers).
 #
@@ -188,12 +188,17 @@ def rows(kind):
     return out_rows
 med = lambda xs: statistics.median(xs)
 def slow_starts():
-    """'*' for each memory-to-memory run whose first interval was below half its best."""
+    """'*' for each memory-to-memory run that started slowly (a first interval below half
+    its best) or collapsed (a later whole interval below a quarter of its best)."""
     marks = []
     for i in range(1, reps + 1):
         rates = [x.get("goodput_bps", 0) for x in
                  json.load(open(f"{out}/mem.{i}.send")).get("intervals", [])]
-        marks.append("\\*" if len(rates) > 1 and rates[0] < max(rates) / 2 else "")
+        whole = rates[:-1]  # the last interval is cut short by the end of the data
+        best = max(rates, default=0)
+        slow = len(rates) > 1 and rates[0] < best / 2
+        collapsed = any(r < best / 4 for r in whole[1:])
+        marks.append("\\*" if slow or collapsed else "")
     return marks
 kinds = ["mem"] + [k + b for b in builds
                   for k in (["up", "down"] if "plain" in modes else [])
@@ -219,8 +224,9 @@ for label, kind in labels:
     print(f"| {label} | {g:.2f} | {g / m * 100:.0f} % | {med([r[1] for r in rs]):.2f} "
           f"| {med([r[2] for r in rs]):.2f} | {runs} |")
 if any(slow_starts()):
-    print("\n\\* memory to memory's first second ran below half its best second (a slow start: "
-          "the comparison with cp in that round says more about the start than about cp)")
+    print("\n\\* memory to memory started slowly (its first second below half its best) or "
+          "collapsed (a later second below a quarter of its best): the comparison with cp "
+          "in that round says more about the controller than about cp")
 for d in ("up", "down") if "plain" in modes and "keyed" in modes else ():
     p, k = table[d], table[d + "-keyed"]
     ratios = [b[0] / a[0] for a, b in zip(p, k)]
