@@ -14,8 +14,9 @@
 # UDT_BASE=PATH also runs every cp transfer with that binary (client and server) in the same
 # rounds, alternating which build goes first, and adds its rows ("base") to the table; memory
 # to memory runs once per round, with this tree's build. A memory-to-memory run that started
-# slowly (first second below half its best) or collapsed (a later second below a quarter of
-# its best) is marked `*`: that round's comparison with cp says little about cp.
+# slowly (first second below half its best) or fell back later (a second below a quarter of
+# its best, or below half the SHAPE rate) is marked `*`: that round's comparison with cp says
+# little about cp.
 # UDT_CC=native|model (default model, as `udt cp`) sets the congestion control on every
 # sender (not CC, which cargo hands to C compilers).
 #
@@ -154,7 +155,7 @@ for i in $(seq "$REPS"); do
 done
 
 python3 - "$OUT" "$REPS" "$SIZE_MIB" "${SHAPE:-}" "$CTRL" "${MODES:-plain keyed}" "${UDT_BASE:-}" <<'PY'
-import json, statistics, sys
+import json, re, statistics, sys
 out, reps, size, shape, cc = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 modes = sys.argv[6].split()
 builds = [""] + (["-base"] if sys.argv[7] else [])
@@ -187,9 +188,15 @@ def rows(kind):
         out_rows.append((rate, client, server) if up else (rate, server, client))
     return out_rows
 med = lambda xs: statistics.median(xs)
+def shaped_bps():
+    """The tbf rate in bit/s (SHAPE such as 4gbit, 500mbit), or None on loopback."""
+    m = re.fullmatch(r"([0-9.]+)([kmg]?)bit", shape)
+    return float(m[1]) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m[2]] if m else None
 def slow_starts():
     """'*' for each memory-to-memory run that started slowly (a first interval below half
-    its best) or collapsed (a later whole interval below a quarter of its best)."""
+    its best), collapsed (a later whole interval below a quarter of its best) or, on a
+    shaped path, spent a whole interval after the first below half the shaped rate."""
+    floor = (shaped_bps() or 0) / 2
     marks = []
     for i in range(1, reps + 1):
         rates = [x.get("goodput_bps", 0) for x in
@@ -197,7 +204,7 @@ def slow_starts():
         whole = rates[:-1]  # the last interval is cut short by the end of the data
         best = max(rates, default=0)
         slow = len(rates) > 1 and rates[0] < best / 2
-        collapsed = any(r < best / 4 for r in whole[1:])
+        collapsed = any(r < max(best / 4, floor) for r in whole[1:])
         marks.append("\\*" if slow or collapsed else "")
     return marks
 kinds = ["mem"] + [k + b for b in builds
@@ -225,8 +232,8 @@ for label, kind in labels:
           f"| {med([r[2] for r in rs]):.2f} | {runs} |")
 if any(slow_starts()):
     print("\n\\* memory to memory started slowly (its first second below half its best) or "
-          "collapsed (a later second below a quarter of its best): the comparison with cp "
-          "in that round says more about the controller than about cp")
+          "fell back later (a second below a quarter of its best or half the shaped rate): "
+          "the comparison with cp in that round says more about the controller than about cp")
 for d in ("up", "down") if "plain" in modes and "keyed" in modes else ():
     p, k = table[d], table[d + "-keyed"]
     ratios = [b[0] / a[0] for a, b in zip(p, k)]
