@@ -11,6 +11,12 @@
 # each end: a path whose bottleneck is the network, as between two hosts.
 #
 # UDT=PATH runs that binary instead of building this tree's (a before/after comparison).
+# UDT_BASE=PATH also runs every cp transfer with that binary (client and server) in the same
+# rounds, alternating which build goes first, and adds its rows ("base") to the table; memory
+# to memory runs once per round, with this tree's build. A memory-to-memory run that started
+# slowly (first second below half its best) or fell back later (a second below a quarter of
+# its best, or below half the SHAPE rate) is marked `*`: that round's comparison with cp says
+# little about cp.
 # UDT_CC=native|model (default model, as `udt cp`) sets the congestion control on every
 # sender (not CC, which cargo hands to C compilers).
 #
@@ -104,15 +110,14 @@ mem_to_mem() { # i
   wait "$spid" || true
 }
 
-for i in $(seq "$REPS"); do
-  exec 9>"$LOCK"
-  flock 9
-  mem_to_mem "$i"
+# cp_round I BUILD-SUFFIX: upload and download in every mode with $UDT, files named so.
+cp_round() {
+  local i=$1 b=$2 mode serve cpf sfx
   # Client CPU from bash's `time` (user + system of the command), server CPU from /proc.
   TIMEFORMAT='%U %S'
   for mode in ${MODES:-plain keyed}; do
-    if [ "$mode" = plain ]; then serve=("${PLAIN_SERVE[@]}"); cpf=("${PLAIN_CP[@]}"); sfx=""
-    else serve=("${KEYED_SERVE[@]}"); cpf=("${KEYED_CP[@]}"); sfx="-keyed"; fi
+    if [ "$mode" = plain ]; then serve=("${PLAIN_SERVE[@]}"); cpf=("${PLAIN_CP[@]}"); sfx="$b"
+    else serve=("${KEYED_SERVE[@]}"); cpf=("${KEYED_CP[@]}"); sfx="-keyed$b"; fi
     rm -f "$SHM/up/big.bin" "$SHM/down/big.bin"
     start_server "$SHM/up" "${serve[@]}"
     { time in_b "$UDT" cp "${cpf[@]}" --cc "$CTRL" --json --force "$SHM/src/big.bin" "udt://$HOST:$PORT/" >"$OUT/up$sfx.$i" 2>&1; } \
@@ -123,16 +128,37 @@ for i in $(seq "$REPS"); do
       2>"$OUT/down$sfx.$i.client-cpu"
     stop_server "$OUT/down$sfx.$i.server-cpu"
     cmp -s "$SHM/src/big.bin" "$SHM/up/big.bin" && cmp -s "$SHM/src/big.bin" "$SHM/down/big.bin" \
-      || { echo "copy $i ($mode) differs" >&2; exit 1; }
+      || { echo "copy $i ($mode$b) differs" >&2; exit 1; }
   done
+}
+
+OURS=$UDT
+BUILDS=("")
+[ -n "${UDT_BASE:-}" ] && BUILDS+=("-base")
+for i in $(seq "$REPS"); do
+  exec 9>"$LOCK"
+  flock 9
+  mem_to_mem "$i"
+  # Alternate which build copies first, so neither always follows the other.
+  order=("${BUILDS[@]}")
+  if [ "${#BUILDS[@]}" = 2 ] && [ $((i % 2)) = 0 ]; then order=("${BUILDS[1]}" "${BUILDS[0]}"); fi
+  for b in "${order[@]}"; do
+    UDT=$OURS
+    [ "$b" = -base ] && UDT=$UDT_BASE
+    cp_round "$i" "$b"
+  done
+  UDT=$OURS
   flock -u 9
-  echo "run $i: mem $(grep -o '"goodput_bps": *[0-9.e+]*' "$OUT/mem.$i.send"), up/down (${MODES:-plain keyed}) $(for m in ${MODES:-plain keyed}; do s=; [ "$m" = keyed ] && s=-keyed; grep -ho '"rate_bps": *[0-9.]*' "$OUT/up$s.$i" "$OUT/down$s.$i"; done | tr '\n' ' ')" >&2
+  for b in "${BUILDS[@]}"; do
+    echo "run $i${b:+ ($b)}: mem $(grep -o '"goodput_bps": *[0-9.e+]*' "$OUT/mem.$i.send"), up/down (${MODES:-plain keyed}) $(for m in ${MODES:-plain keyed}; do s=$b; [ "$m" = keyed ] && s=-keyed$b; grep -ho '"rate_bps": *[0-9.]*' "$OUT/up$s.$i" "$OUT/down$s.$i"; done | tr '\n' ' ')" >&2
+  done
 done
 
-python3 - "$OUT" "$REPS" "$SIZE_MIB" "${SHAPE:-}" "$CTRL" "${MODES:-plain keyed}" <<'PY'
-import json, statistics, sys
+python3 - "$OUT" "$REPS" "$SIZE_MIB" "${SHAPE:-}" "$CTRL" "${MODES:-plain keyed}" "${UDT_BASE:-}" <<'PY'
+import json, re, statistics, sys
 out, reps, size, shape, cc = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 modes = sys.argv[6].split()
+builds = [""] + (["-base"] if sys.argv[7] else [])
 path = (f"veth, tbf {shape}" if shape else "loopback") + f", --cc {cc}"
 def event(path, name):
     for line in open(path):
@@ -162,26 +188,53 @@ def rows(kind):
         out_rows.append((rate, client, server) if up else (rate, server, client))
     return out_rows
 med = lambda xs: statistics.median(xs)
-kinds = ["mem"] + (["up", "down"] if "plain" in modes else []) \
-    + (["up-keyed", "down-keyed"] if "keyed" in modes else [])
+def shaped_bps():
+    """The tbf rate in bit/s (SHAPE such as 4gbit, 500mbit), or None on loopback."""
+    m = re.fullmatch(r"([0-9.]+)([kmg]?)bit", shape)
+    return float(m[1]) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}[m[2]] if m else None
+def slow_starts():
+    """'*' for each memory-to-memory run that started slowly (a first interval below half
+    its best), collapsed (a later whole interval below a quarter of its best) or, on a
+    shaped path, spent a whole interval after the first below half the shaped rate."""
+    floor = (shaped_bps() or 0) / 2
+    marks = []
+    for i in range(1, reps + 1):
+        rates = [x.get("goodput_bps", 0) for x in
+                 json.load(open(f"{out}/mem.{i}.send")).get("intervals", [])]
+        whole = rates[:-1]  # the last interval is cut short by the end of the data
+        best = max(rates, default=0)
+        slow = len(rates) > 1 and rates[0] < best / 2
+        collapsed = any(r < max(best / 4, floor) for r in whole[1:])
+        marks.append("\\*" if slow or collapsed else "")
+    return marks
+kinds = ["mem"] + [k + b for b in builds
+                  for k in (["up", "down"] if "plain" in modes else [])
+                  + (["up-keyed", "down-keyed"] if "keyed" in modes else [])]
 table = {k: rows(k) for k in kinds}
 m = med([r[0] for r in table["mem"]])
 print(f"| transfer ({size} MiB, {path}) | Gbit/s (median) | vs memory to memory "
       "| sender CPU-s/GiB | receiver CPU-s/GiB | runs (Gbit/s) |")
 print("|---|---|---|---|---|---|")
-for label, kind in [("memory to memory (udt perf -n)", "mem"),
-                    ("udt cp upload, /dev/shm -> /dev/shm", "up"),
-                    ("udt cp download, /dev/shm -> /dev/shm", "down"),
-                    ("udt cp upload, keyed (every packet sealed)", "up-keyed"),
-                    ("udt cp download, keyed (every packet sealed)", "down-keyed")]:
+labels = [("memory to memory (udt perf -n)", "mem")] + [
+    (label + (" (base)" if b else ""), kind + b) for b in builds for label, kind in [
+        ("udt cp upload, /dev/shm -> /dev/shm", "up"),
+        ("udt cp download, /dev/shm -> /dev/shm", "down"),
+        ("udt cp upload, keyed (every packet sealed)", "up-keyed"),
+        ("udt cp download, keyed (every packet sealed)", "down-keyed")]]
+for label, kind in labels:
     if kind not in table:
         continue
     rs = table[kind]
     g = med([r[0] for r in rs])
-    runs = ", ".join(f"{r[0]:.2f}" for r in rs)
+    marks = slow_starts() if kind == "mem" else [""] * len(rs)
+    runs = ", ".join(f"{r[0]:.2f}{mark}" for r, mark in zip(rs, marks))
     print(f"| {label} | {g:.2f} | {g / m * 100:.0f} % | {med([r[1] for r in rs]):.2f} "
           f"| {med([r[2] for r in rs]):.2f} | {runs} |")
-for d in ("up", "down") if len(table) == 5 else ():
+if any(slow_starts()):
+    print("\n\\* memory to memory started slowly (its first second below half its best) or "
+          "fell back later (a second below a quarter of its best or half the shaped rate): "
+          "the comparison with cp in that round says more about the controller than about cp")
+for d in ("up", "down") if "plain" in modes and "keyed" in modes else ():
     p, k = table[d], table[d + "-keyed"]
     ratios = [b[0] / a[0] for a, b in zip(p, k)]
     print(f"\nkeyed / plain {d}load goodput, per run pair: "
