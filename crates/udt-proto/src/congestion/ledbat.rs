@@ -127,7 +127,7 @@ mod tests;
 
 use std::time::Duration;
 
-use self::contest::Round;
+use self::contest::{Floor, Round};
 use self::delay::{DelayFilters, Markers, MAX_BASE_HISTORY, MAX_CURRENT_FILTER};
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
@@ -141,6 +141,11 @@ const PACING_GAIN: f64 = 1.25;
 const SLOW_START_PACING_GAIN: f64 = 2.0;
 /// Slow start ends at this fraction of the target.
 const SLOW_START_EXIT: f64 = 0.25;
+/// An idle-queue restart ramps back from at least this fraction of the window the flow had
+/// when someone arrived: three doublings to the full window instead of a dozen from the
+/// minimum. If the others are still there (keeping no queue), an eighth of the path's window
+/// shows as a queue of an eighth of the round trip at once, and the contest rules cut it.
+const RESTART_FROM: f64 = 0.125;
 /// Slow start resumes after the queueing delay stayed below this fraction of the target for
 /// [`IDLE_ROUNDS`] round trips.
 const IDLE_QUEUE: f64 = 0.25;
@@ -309,6 +314,11 @@ pub struct Ledbat {
     cut_by: Option<SeqNumber>,
     /// The round trip in progress in congestion avoidance.
     round: Option<Round>,
+    /// The lowest queue of the last few rounds, for the arrival rule.
+    floor: Floor,
+    /// The largest window an arrival cut (packets; 0 before any): what an idle-queue restart
+    /// ramps back to at TCP's gain.
+    full_window: f64,
     /// The highest delivery rate a round in congestion avoidance has seen, packets per
     /// second, fading by `contest::RATE_FADE` a round.
     max_rate_pps: f64,
@@ -347,6 +357,8 @@ impl Ledbat {
             idle_since: None,
             cut_by: None,
             round: None,
+            floor: Floor::default(),
+            full_window: 0.0,
             max_rate_pps: 0.0,
             last_cut: None,
             restarting: false,
@@ -462,15 +474,32 @@ impl Ledbat {
                         .last_cut
                         .is_none_or(|cut| now - cut >= rtt * self.restart_wait_rounds);
                     if now - since >= rtt * IDLE_ROUNDS && waited {
-                        self.phase = LedbatPhase::SlowStart {
-                            ssthresh: f64::INFINITY,
-                            ramp: false,
-                        };
-                        self.restarting = true;
+                        self.restart();
                     }
                 }
             }
         }
+    }
+
+    /// The queue stayed idle: the others left. Ramp at TCP's gain back to the window the
+    /// flow had when someone arrived (it filled the link then), from at least
+    /// [`RESTART_FROM`] of it, or slow-start if none did; either ends early if the queue
+    /// shows.
+    fn restart(&mut self) {
+        let ramp = self.full_window > self.cwnd_pkts;
+        if ramp {
+            self.cwnd_pkts = self.cwnd_pkts.max(self.full_window * RESTART_FROM);
+            self.clamp_window();
+        }
+        self.phase = LedbatPhase::SlowStart {
+            ssthresh: if ramp {
+                self.full_window
+            } else {
+                f64::INFINITY
+            },
+            ramp,
+        };
+        self.restarting = true;
     }
 
     /// Leave slow start for congestion avoidance and schedule the next slowdown: two round
@@ -585,8 +614,10 @@ impl Controller for Ledbat {
         let queueing = self.queueing_delay().as_secs_f64();
         let target = self.config.target.as_secs_f64();
         self.update_phase(now, queueing, target);
-        self.update_window(now, newly, flight, queueing, target);
+        // The contest rules first: an arrival's deep cut must not wait behind the milder cut
+        // of a queue that a newcomer just pushed above the target.
         self.check_rise(now, queueing, target);
+        self.update_window(now, newly, flight, queueing, target);
         self.settle_restart(now);
     }
 
