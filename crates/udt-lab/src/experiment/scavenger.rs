@@ -241,8 +241,10 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
             during.map_or("-".into(), |d| {
                 format!("{} ({:.0}%)", mbit(d), d / capacity * 100.0)
             }),
-            y.as_ref().map_or("-".into(), |y| seconds_or_never(y.yield_s)),
-            y.as_ref().map_or("-".into(), |y| seconds_or_never(y.back_s)),
+            y.as_ref()
+                .map_or("-".into(), |y| seconds_or_never(y.yield_s)),
+            y.as_ref()
+                .map_or("-".into(), |y| seconds_or_never(y.back_s)),
             fmt_bps(y.as_ref().and_then(|y| y.after_bps)),
         ]);
         if let (Some(k), Some(y)) = (kept, &y) {
@@ -427,7 +429,10 @@ mod tests {
         assert!(near(y.yield_s, 0.4), "{y:?}");
         assert!(near(y.back_s, 0.4), "{y:?}");
         let during = y.during_bps.expect("during") / 1e6;
-        assert!((during - (3.0 * 500.0 + 7.0 * 50.0) / 10.0).abs() < 1.0, "{y:?}");
+        assert!(
+            (during - (3.0 * 500.0 + 7.0 * 50.0) / 10.0).abs() < 1.0,
+            "{y:?}"
+        );
         assert!(y.after_bps.is_none(), "{y:?}");
     }
 

@@ -478,10 +478,7 @@ mod tests {
         let limit = window_limit_bps_of(buffer);
         testing::row(
             ("sweep", "x", implementation),
-            &[
-                ("buffer_bytes", buffer as f64),
-                ("window_limit_bps", limit),
-            ],
+            &[("buffer_bytes", buffer as f64), ("window_limit_bps", limit)],
             (mbit * MB * 10, 10.0),
             100_000_000,
         )
@@ -545,11 +542,20 @@ mod tests {
         assert_eq!(t.rows[0][3], mbit(10e6));
         assert_eq!(t.rows[1][3], mbit(80e6));
         assert_eq!(t.rows[1][4], "80%");
-        assert_eq!((t.rows[0][7].as_str(), t.rows[0][8].as_str()), ("90.0", "11%"));
-        assert_eq!((t.rows[1][7].as_str(), t.rows[1][8].as_str()), ("80.0", "100%"));
+        assert_eq!(
+            (t.rows[0][7].as_str(), t.rows[0][8].as_str()),
+            ("90.0", "11%")
+        );
+        assert_eq!(
+            (t.rows[1][7].as_str(), t.rows[1][8].as_str()),
+            ("80.0", "100%")
+        );
         assert_eq!(plots[0].series.len(), 2);
         let f = &findings[0];
-        assert!(f.starts_with("Shared run: ours (ledbat) yielded to uTP"), "{f}");
+        assert!(
+            f.starts_with("Shared run: ours (ledbat) yielded to uTP"),
+            "{f}"
+        );
         assert!(f.contains("100% of its 80.0 Mbit/s alone"), "{f}");
         assert!(f.contains("within 2 s of uTP's start"), "{f}");
         assert!(f.contains("went back to 80.0 Mbit/s"), "{f}");
@@ -562,7 +568,10 @@ mod tests {
         let mut rows = the_sweep();
         rows.extend([ledbat, utp]);
         let f = &summarize(&rows).2[0];
-        assert!(f.starts_with("Shared run: uTP (librqbit-utp) yielded to ours"), "{f}");
+        assert!(
+            f.starts_with("Shared run: uTP (librqbit-utp) yielded to ours"),
+            "{f}"
+        );
         assert!(f.contains("12% of its 80.0 Mbit/s alone"), "{f}");
     }
 
@@ -581,7 +590,10 @@ mod tests {
         let ledbat = row(OURS, 0, &[30 * MB; 10]);
         let utp = row(UTP, 3, &[30 * MB; 4]);
         let (tables, _, findings) = summarize(&[ledbat, utp]);
-        assert!(findings[0].contains("does not say who yielded"), "{findings:?}");
+        assert!(
+            findings[0].contains("does not say who yielded"),
+            "{findings:?}"
+        );
         assert_eq!(tables[0].rows[1][2], "—", "uTP did not run before");
         assert_eq!(tables[0].rows[1][5], "—", "nor after");
         assert_eq!(tables[0].rows[1][8], "—", "nor alone");

@@ -524,7 +524,10 @@ fn after_an_arrival_an_idle_queue_ramps_back_to_the_full_window() {
     assert!(s.cc.in_slow_start(), "no restart in {rounds} round trips");
     assert!(rounds as u32 >= ARRIVAL_WAIT_ROUNDS, "{rounds}");
     let from = s.cc.window_pkts();
-    assert!(from >= at_arrival * RESTART_FROM * 0.99, "{from} vs {at_arrival}");
+    assert!(
+        from >= at_arrival * RESTART_FROM * 0.99,
+        "{from} vs {at_arrival}"
+    );
     // Three doublings and the ACK that ends the ramp (TCP's gain; slow start's 1.5× would
     // need six).
     for _ in 0..5 {
