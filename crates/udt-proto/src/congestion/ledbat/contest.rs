@@ -1,6 +1,7 @@
 //! How the scavenger tells that someone else arrived on the path (see the parent module doc,
 //! "someone else arrived" and "an idle queue"): once per round trip in congestion
-//! avoidance, a rise of the queue or a rate that fell while a queue stands cuts the window;
+//! avoidance, a rise of the queue or a rate that fell while a queue stands cuts the window,
+//! and a queue that stays risen for a round trip (an arrival) cuts it to a sixteenth;
 //! cuts are spaced a round trip apart; and idle-queue restarts that keep meeting cuts wait
 //! longer. Kept apart from the window rules because they are what makes LEDBAT a scavenger
 //! at 1 Gbit/s, and each is judged on its own in the tests.
@@ -48,9 +49,10 @@ const ARRIVAL_PERSIST: f64 = 1.0;
 pub(super) const ARRIVAL_WAIT_ROUNDS: u32 = 16;
 /// Round trips of queue minima the arrival rule keeps (this one and the ones before).
 const FLOOR_ROUNDS: usize = 3;
-/// What an arrival leaves of the window: enough below the link's rate that the queue drains
-/// while the newcomer doubles, and little enough that two arrivals' cuts (the newcomer's
-/// next doubling fills the queue again) take the scavenger under a tenth of the link.
+/// What an arrival leaves of the window: little enough that one cut takes the scavenger under
+/// a tenth of the link (its window held the path's BDP and its own standing queue, up to
+/// 1.5 BDP), so that the queue drains at once and the newcomer's doublings meet an empty
+/// link.
 pub(super) const ARRIVAL_KEEP: f64 = 0.0625;
 
 /// One round trip of congestion avoidance: it ends when the ACKs pass `end`.
@@ -75,7 +77,7 @@ pub(super) struct Level {
 }
 
 /// The lowest queueing delay of each of the last [`FLOOR_ROUNDS`] rounds, the current one
-/// last, with the flow's flight then (see [`ARRIVAL_RISE`]).
+/// last, with the flow's window then (see [`ARRIVAL_RISE`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Floor {
     minima: [Option<Level>; FLOOR_ROUNDS],
@@ -154,8 +156,8 @@ impl Ledbat {
 
     /// Once per round trip in congestion avoidance: a queue that rose by more than [`RISE`]
     /// of the target is cut as if it stood that far above the target (see the module doc);
-    /// and at every ACK, a queue [`ARRIVAL_RISE`] above the floor of the last rounds is an
-    /// arrival.
+    /// and a queue that stands [`ARRIVAL_RISE`] above the floor of the last rounds for a
+    /// round trip, judged at every ACK, is an arrival.
     pub(super) fn check_rise(&mut self, now: Instant, queueing: f64, target: f64) {
         if self.phase != LedbatPhase::Avoidance {
             self.round = None;
@@ -217,7 +219,7 @@ impl Ledbat {
 
     /// See [`ARRIVAL_RISE`]: keep [`ARRIVAL_KEEP`] of the window, remember the window for the
     /// ramp back once the queue is idle again, and let no restart come before
-    /// [`MAX_RESTART_WAIT_ROUNDS`] (someone is there).
+    /// [`ARRIVAL_WAIT_ROUNDS`] (someone is there).
     fn check_arrival(&mut self, now: Instant, level: Level, target: f64) {
         let (Some(floor), true) = (self.floor.lowest(), self.max_rate_pps > 0.0) else {
             return;
