@@ -183,9 +183,10 @@ UDP send: `sendto` failing with ENETUNREACH (seen with strace in this lab at ful
 our runtime retries such errors, `udt/src/sys/errqueue.rs`) ends the run as failed \
 (\"socket closed\"). The window limit is UDT's (whole packets) for every row.\n\n\
 **Shared run:** ours (ledbat) alone, then uTP joins it on the link, then ours (ledbat) alone \
-again, each with a 1 MiB buffer (uTP at most about 84 Mbit/s, a window below the BDP; with \
-more, uTP runs near the link rate and librqbit-utp's send error ended them): who yields to \
-whom, and how fast.";
+again; uTP with a 1 MiB buffer (at most about 84 Mbit/s, a window below the BDP; with more, \
+uTP runs near the link rate and librqbit-utp's send error ended them), ours with its default, \
+autotuned buffers, so that it could take the whole link: who yields to whom, each flow's rate \
+beside the other against its rate alone in the sweep, and how fast.";
 
 fn cells(settings: &Settings) -> Vec<Cell> {
     let variant = Variant::of(settings);

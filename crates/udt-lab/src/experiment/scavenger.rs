@@ -4,15 +4,18 @@
 //! our `model`. A scavenger should fill the idle link, give way within a few round trips when
 //! the competitor arrives, and take the link back when it leaves.
 //!
-//! Measured from the receivers' per-second series, so times have a one-second grain: the
-//! yield time is the end of the first whole second, counted from the competitor's start, in
-//! which the scavenger moved less than [`YIELDED`] of the link. What the competitor keeps is
-//! its steady goodput beside the scavenger over its goodput alone.
+//! Measured from the receivers' series sampled every [`INTERVAL`] (`udt perf -i 0.1`), so
+//! times have a 100 ms grain, two round trips: a per-second series could only say "within
+//! 2 s" of a yield that RFC 6817 expects within a few round trips. The yield time is the end
+//! of the first interval, counted from the competitor's start, in which the scavenger moved
+//! less than [`YIELDED`] of the link; the take-back time the end of the first interval after
+//! the competitor left in which it moved at least [`TAKEN_BACK`] of it. What the competitor
+//! keeps is its steady goodput beside the scavenger over its goodput alone.
 //!
 //! Full: one link (1 Gbit/s nominal, run at the cap; 50 ms; one-BDP queue), the scavenger for
-//! 12 s with the competitor from 4 s to 10 s (7 runs, about 2 minutes); `--flow-time T`
-//! keeps those proportions (T/3, T/2). Quick: CUBIC only, 5 s with the competitor from
-//! 1.7 s for 2.5 s.
+//! 16 s with the competitor from 4 s to 12 s (7 runs, about 2 minutes), leaving 4 s to see the
+//! link taken back; `--flow-time T` keeps those proportions (T/4, T/2). Quick: CUBIC only,
+//! 5 s with the competitor from 1.25 s for 2.5 s.
 
 use std::time::Duration;
 
@@ -29,6 +32,12 @@ pub const RTT: Duration = Duration::from_millis(50);
 
 /// Share of the link below which the scavenger counts as having given way.
 pub const YIELDED: f64 = 0.1;
+
+/// Share of the link at which the scavenger counts as having taken it back.
+pub const TAKEN_BACK: f64 = 0.8;
+
+/// How often every flow's receiver reports (`udt perf -i`).
+pub const INTERVAL: Duration = Duration::from_millis(100);
 
 /// The scavenger's controller name.
 const SCAVENGER: &str = "ledbat";
@@ -50,7 +59,8 @@ with a one-BDP drop-tail queue: alone, then with a competitor that starts after 
 before it ends (kernel TCP CUBIC and BBR with tuned buffers, and our `model`), and each \
 competitor alone as its baseline. A scavenger should fill an idle link, give way within a few \
 round trips (RFC 6817), and take the link back when the competitor leaves. Figures come from \
-the receivers' per-second series, so times have a one-second grain.";
+the receivers' series sampled every 100 ms (`udt perf -i 0.1`), so times have a 100 ms grain \
+(two round trips).";
 
 /// When the competitor starts and how long it runs, and how long the scavenger runs.
 #[derive(Debug, Clone, Copy)]
@@ -61,10 +71,10 @@ struct Timing {
 }
 
 fn timing(settings: &Settings) -> Timing {
-    let scavenger = flow_time(settings, Duration::from_secs(5), Duration::from_secs(12));
+    let scavenger = flow_time(settings, Duration::from_secs(5), Duration::from_secs(16));
     Timing {
         scavenger,
-        start: scavenger / 3,
+        start: scavenger / 4,
         competitor: scavenger / 2,
     }
 }
@@ -80,14 +90,17 @@ fn competitors(quick: bool) -> Vec<(Implementation, Buffers)> {
 
 fn cells(settings: &Settings) -> Vec<Cell> {
     let t = timing(settings);
-    let scavenger = FlowSpec::timed(Implementation::ours(SCAVENGER), t.scavenger);
+    let scavenger =
+        FlowSpec::timed(Implementation::ours(SCAVENGER), t.scavenger).with_interval(INTERVAL);
     let mut runs = vec![Run {
         label: "scavenger alone".into(),
         flows: vec![scavenger.clone()],
         params: Default::default(),
     }];
     for (imp, buffers) in competitors(settings.quick) {
-        let alone = FlowSpec::timed(imp.clone(), t.competitor).with_buffers(buffers);
+        let alone = FlowSpec::timed(imp.clone(), t.competitor)
+            .with_buffers(buffers)
+            .with_interval(INTERVAL);
         runs.push(Run {
             label: format!("{imp} alone"),
             flows: vec![alone.clone()],
@@ -110,16 +123,18 @@ fn scavenger_label() -> String {
     Implementation::ours(SCAVENGER).label()
 }
 
-/// A flow's rate in each whole second of its series, bit/s, with the second's end measured
-/// from the set's clock (`offset`: when the flow started).
-fn per_second(r: &FlowResult, offset: f64) -> Vec<(f64, f64)> {
+/// A flow's rate in each whole interval of its series, bit/s, with the interval's end
+/// measured from the set's clock (`offset`: when the flow started). A partial interval (the
+/// last) is left out.
+fn per_interval(r: &FlowResult, offset: f64) -> Vec<(f64, f64)> {
+    let nominal = r.spec.interval.map_or(1.0, |i| i.as_secs_f64());
     let mut end = offset;
     r.series
         .iter()
         .zip(&r.interval_s)
         .filter_map(|(bytes, len)| {
             end += len;
-            (*len >= 0.9).then(|| (end, *bytes as f64 * 8.0 / len))
+            (*len >= 0.9 * nominal).then(|| (end, *bytes as f64 * 8.0 / len))
         })
         .collect()
 }
@@ -127,12 +142,17 @@ fn per_second(r: &FlowResult, offset: f64) -> Vec<(f64, f64)> {
 /// What one mixed run shows.
 #[derive(Debug, Clone, PartialEq)]
 struct Yield {
-    /// Seconds from the competitor's start to the end of the scavenger's first second
+    /// Seconds from the competitor's start to the end of the scavenger's first interval
     /// below [`YIELDED`] of the link, if it ever went below.
     yield_s: Option<f64>,
-    /// The scavenger's mean rate over the seconds wholly inside the competitor's run, bit/s.
+    /// The scavenger's mean rate over the intervals wholly inside the competitor's run,
+    /// bit/s (its yield included).
     during_bps: Option<f64>,
-    /// The scavenger's mean rate over its seconds after the competitor left, bit/s.
+    /// Seconds from the competitor's end to the end of the scavenger's first interval at
+    /// [`TAKEN_BACK`] of the link or more, if it got there.
+    back_s: Option<f64>,
+    /// The scavenger's mean rate over its intervals from a second after the competitor
+    /// left, bit/s.
     after_bps: Option<f64>,
 }
 
@@ -143,25 +163,33 @@ fn mean(xs: &[f64]) -> Option<f64> {
 /// The yield figures of a scavenger flow `scav` beside a competitor that ran from `start`
 /// for `length` seconds on a link of `capacity_bps` (the scavenger's payload capacity).
 fn yield_of(scav: &FlowResult, start: f64, length: f64, capacity_bps: f64) -> Yield {
-    let seconds = per_second(scav, 0.0);
+    let intervals = per_interval(scav, 0.0);
+    let len = scav.spec.interval.map_or(1.0, |i| i.as_secs_f64());
+    // Interval ends are floats: allow a hair of rounding when an end falls on `start`.
+    let eps = 1e-6;
     let end = start + length;
-    let yield_s = seconds
+    let yield_s = intervals
         .iter()
-        .find(|(t, bps)| *t > start + 0.5 && *bps < YIELDED * capacity_bps)
+        .find(|(t, bps)| *t > start + eps && *bps < YIELDED * capacity_bps)
         .map(|(t, _)| t - start);
-    let during: Vec<f64> = seconds
+    let during: Vec<f64> = intervals
         .iter()
-        .filter(|(t, _)| *t - 1.0 >= start && *t <= end)
+        .filter(|(t, _)| *t - len >= start - eps && *t <= end + eps)
         .map(|(_, b)| *b)
         .collect();
-    let after: Vec<f64> = seconds
+    let back_s = intervals
         .iter()
-        .filter(|(t, _)| *t - 1.0 >= end + 1.0)
+        .find(|(t, bps)| *t - len >= end - eps && *bps >= TAKEN_BACK * capacity_bps)
+        .map(|(t, _)| t - end);
+    let after: Vec<f64> = intervals
+        .iter()
+        .filter(|(t, _)| *t - len >= end + 1.0 - eps)
         .map(|(_, b)| *b)
         .collect();
     Yield {
         yield_s,
         during_bps: mean(&during),
+        back_s,
         after_bps: mean(&after),
     }
 }
@@ -213,24 +241,14 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
             during.map_or("-".into(), |d| {
                 format!("{} ({:.0}%)", mbit(d), d / capacity * 100.0)
             }),
-            y.as_ref().map_or("-".into(), |y| {
-                y.yield_s.map_or("never".into(), |s| format!("{s:.0} s"))
-            }),
+            y.as_ref()
+                .map_or("-".into(), |y| seconds_or_never(y.yield_s)),
+            y.as_ref()
+                .map_or("-".into(), |y| seconds_or_never(y.back_s)),
             fmt_bps(y.as_ref().and_then(|y| y.after_bps)),
         ]);
         if let (Some(k), Some(y)) = (kept, &y) {
-            findings.push(format!(
-                "Beside {}: the competitor kept {:.0}% of its rate alone; the scavenger {}.",
-                comp.implementation,
-                k * 100.0,
-                match y.yield_s {
-                    Some(s) => format!(
-                        "was below {:.0}% of the link within {s:.0} s of its arrival",
-                        YIELDED * 100.0
-                    ),
-                    None => format!("never went below {:.0}% of the link", YIELDED * 100.0),
-                }
-            ));
+            findings.push(finding(&comp.implementation, k, y, capacity));
         }
         plots.push(timeline(comp, &mixed, start));
     }
@@ -255,11 +273,16 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
             title: "The scavenger beside each competitor".into(),
             caption: format!(
                 "Steady goodputs (Mbit/s). Kept: the competitor's goodput beside the scavenger \
-                 over its goodput alone. Scavenger during: its mean rate over the seconds wholly \
-                 inside the competitor's run (and its share of the link). Yield: from the \
-                 competitor's start to the end of the scavenger's first second below {:.0}% of \
-                 the link. After: its mean rate once the competitor left.",
-                YIELDED * 100.0
+                 over its goodput alone. Scavenger during: its mean rate over the {ms} ms \
+                 intervals wholly inside the competitor's run, its yield included (and its \
+                 share of the link's payload capacity). Yield: from the competitor's start to \
+                 the end of the scavenger's first {ms} ms interval below {:.0}% of the link. \
+                 Back: from the competitor's end to the end of the scavenger's first {ms} ms \
+                 interval at {:.0}% of the link or more. After: its mean rate from a second \
+                 after the competitor left.",
+                YIELDED * 100.0,
+                TAKEN_BACK * 100.0,
+                ms = INTERVAL.as_millis(),
             ),
             header: [
                 "competitor",
@@ -268,6 +291,7 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
                 "kept",
                 "scavenger during",
                 "yield",
+                "back",
                 "scavenger after",
             ]
             .map(String::from)
@@ -278,7 +302,45 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
     }
 }
 
-/// The two flows' per-second rates of one mixed run, against the set's clock.
+/// `12.3 s`, or `never`.
+fn seconds_or_never(s: Option<f64>) -> String {
+    s.map_or("never".into(), |s| format!("{s:.1} s"))
+}
+
+/// One competitor's finding: what it kept, how fast the scavenger gave way, its share
+/// meanwhile, and how fast it took the link back.
+fn finding(competitor: &str, kept: f64, y: &Yield, capacity_bps: f64) -> String {
+    let yielded = match y.yield_s {
+        Some(s) => format!(
+            "was below {:.0}% of the link {s:.1} s after its arrival",
+            YIELDED * 100.0
+        ),
+        None => format!("never went below {:.0}% of the link", YIELDED * 100.0),
+    };
+    let during = y.during_bps.map_or(String::new(), |d| {
+        format!(
+            ", averaged {:.1}% of the link while it ran",
+            d / capacity_bps * 100.0
+        )
+    });
+    let back = match y.back_s {
+        Some(s) => format!(
+            "was back at {:.0}% of the link {s:.1} s after it left",
+            TAKEN_BACK * 100.0
+        ),
+        None => format!(
+            "did not get back to {:.0}% of the link after it left",
+            TAKEN_BACK * 100.0
+        ),
+    };
+    format!(
+        "Beside {competitor}: the competitor kept {:.0}% of its rate alone; the scavenger \
+         {yielded}{during}, and {back}.",
+        kept * 100.0
+    )
+}
+
+/// The two flows' rates per interval in one mixed run, against the set's clock.
 fn timeline(comp: &Row, mixed: &[&Row], start: f64) -> Plot {
     let series = mixed
         .iter()
@@ -290,7 +352,7 @@ fn timeline(comp: &Row, mixed: &[&Row], start: f64) -> Plot {
             };
             Some(Series {
                 name: r.implementation.clone(),
-                points: per_second(r.result.as_ref()?, offset)
+                points: per_interval(r.result.as_ref()?, offset)
                     .into_iter()
                     .map(|(t, b)| (t, b / 1e6))
                     .collect(),
@@ -304,8 +366,12 @@ fn timeline(comp: &Row, mixed: &[&Row], start: f64) -> Plot {
         .collect();
     Plot {
         file: format!("timeline-{tag}.svg"),
-        title: format!("The scavenger and {} (per second)", comp.implementation),
-        x_label: "seconds (end of each second)".into(),
+        title: format!(
+            "The scavenger and {} (per {} ms)",
+            comp.implementation,
+            INTERVAL.as_millis()
+        ),
+        x_label: "seconds (end of each interval)".into(),
         y_label: "goodput (Mbit/s)".into(),
         log_x: false,
         series,
@@ -316,29 +382,58 @@ fn timeline(comp: &Row, mixed: &[&Row], start: f64) -> Plot {
 mod tests {
     use super::*;
 
-    fn result(series_mbit: &[f64]) -> FlowResult {
+    /// A scavenger's result with one interval of `len` seconds per rate in `series_mbit`.
+    fn result(series_mbit: &[f64], len: f64) -> FlowResult {
         let mut r = super::super::testing::row(("", "UDT", "x"), &[], (1, 1.0), 1)
             .result
             .expect("result");
-        r.series = series_mbit.iter().map(|m| (m * 1e6 / 8.0) as u64).collect();
-        r.interval_s = vec![1.0; series_mbit.len()];
+        r.spec.interval = Some(Duration::from_secs_f64(len));
+        r.series = series_mbit
+            .iter()
+            .map(|m| (m * 1e6 / 8.0 * len) as u64)
+            .collect();
+        r.interval_s = vec![len; series_mbit.len()];
         r
     }
 
     #[test]
-    fn yield_is_the_first_second_below_a_tenth_after_the_arrival() {
+    fn yield_is_the_first_interval_below_a_tenth_after_the_arrival() {
         // Competitor from 4 s for 6 s on a 1000 Mbit/s link (capacity taken as 1000).
-        let r = result(&[
-            900.0, 950.0, 950.0, 950.0, 600.0, 80.0, 20.0, 20.0, 20.0, 20.0, 500.0, 900.0,
-        ]);
+        let r = result(
+            &[
+                900.0, 950.0, 950.0, 950.0, 600.0, 80.0, 20.0, 20.0, 20.0, 20.0, 500.0, 900.0,
+            ],
+            1.0,
+        );
         let y = yield_of(&r, 4.0, 6.0, 1000e6);
         assert_eq!(y.yield_s, Some(2.0)); // the second ending at 6 s
                                           // Seconds ending 5..=10 are inside [4, 10]: 600, 80, 20, 20, 20, 20.
         assert!((y.during_bps.expect("during") / 1e6 - 760.0 / 6.0).abs() < 1.0);
+        // The first second at 80% or more after 10 s ends at 12 s.
+        assert_eq!(y.back_s, Some(2.0));
         // Seconds starting at or after 11 s: the last one.
         assert!((y.after_bps.expect("after") / 1e6 - 900.0).abs() < 1.0);
-        let never = result(&[900.0; 12]);
+        let never = result(&[900.0; 12], 1.0);
         assert_eq!(yield_of(&never, 4.0, 6.0, 1000e6).yield_s, None);
+    }
+
+    #[test]
+    fn tenth_second_intervals_give_a_tenth_second_grain() {
+        // 1 s at 900, competitor from 1 s for 1 s: 0.3 s at 500, then 50; back after 0.4 s.
+        let mut mbit = vec![900.0; 10];
+        mbit.extend([500.0; 3]);
+        mbit.extend([50.0; 7]);
+        mbit.extend([100.0, 300.0, 600.0, 850.0, 900.0, 900.0]);
+        let y = yield_of(&result(&mbit, 0.1), 1.0, 1.0, 1000e6);
+        let near = |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() < 1e-6);
+        assert!(near(y.yield_s, 0.4), "{y:?}");
+        assert!(near(y.back_s, 0.4), "{y:?}");
+        let during = y.during_bps.expect("during") / 1e6;
+        assert!(
+            (during - (3.0 * 500.0 + 7.0 * 50.0) / 10.0).abs() < 1.0,
+            "{y:?}"
+        );
+        assert!(y.after_bps.is_none(), "{y:?}");
     }
 
     #[test]
@@ -351,7 +446,9 @@ mod tests {
         assert_eq!(mixed.flows[1].start, Duration::from_secs(4));
         assert_eq!(
             mixed.flows[1].limit,
-            crate::flows::FlowLimit::Duration(Duration::from_secs(6))
+            crate::flows::FlowLimit::Duration(Duration::from_secs(8))
         );
+        let every = cells[0].runs.iter().flat_map(|r| &r.flows);
+        assert!(every.clone().all(|f| f.interval == Some(INTERVAL)));
     }
 }

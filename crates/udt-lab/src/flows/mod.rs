@@ -248,6 +248,10 @@ pub struct FlowSpec {
     pub start: Duration,
     /// Parallel streams inside this one flow (`udt perf -P`), aggregated; libudt: 1 only.
     pub streams: u32,
+    /// How often the receiver's series is sampled (`udt perf -i`); `None` is once a second.
+    /// Only `udt perf` flows (ours and kernel TCP) honour it; the others report per second.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
 }
 
 impl FlowSpec {
@@ -259,7 +263,15 @@ impl FlowSpec {
             limit: FlowLimit::Duration(duration),
             start: Duration::ZERO,
             streams: 1,
+            interval: None,
         }
+    }
+
+    /// The same with the receiver's series sampled every `interval` (`udt perf -i`, at
+    /// least 0.1 s) instead of every second.
+    pub fn with_interval(mut self, interval: Duration) -> Self {
+        self.interval = Some(interval);
+        self
     }
 
     /// The same with other buffers.
@@ -299,10 +311,11 @@ pub struct FlowResult {
     /// Payload bits per second over the per-second series after the warm-up (the whole
     /// flow's goodput when the series is too short to leave anything out).
     pub steady_goodput_bps: f64,
-    /// Payload bytes received in each successive 1 s interval (the last may be partial).
+    /// Payload bytes received in each successive interval, 1 s unless
+    /// [`FlowSpec::interval`] says otherwise (the last may be partial).
     pub series: Vec<u64>,
-    /// The measured length of each interval of `series`, seconds (about 1 s; the last may
-    /// be shorter).
+    /// The measured length of each interval of `series`, seconds (about 1 s or
+    /// [`FlowSpec::interval`]; the last may be shorter).
     pub interval_s: Vec<f64>,
     /// CPU seconds (user + system) of the sending process.
     pub sender_cpu_s: f64,

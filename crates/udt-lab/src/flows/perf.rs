@@ -77,7 +77,8 @@ pub(super) fn server_ready(line: &str) -> bool {
     line.starts_with("udt perf server on")
 }
 
-/// `udt perf -c addr -p port --json -i 1 ...` for `spec`, in `ns`.
+/// `udt perf -c addr -p port --json -i 1 ...` for `spec` (`-i` from [`FlowSpec::interval`]
+/// when set), in `ns`.
 pub(super) fn client(
     udt: &Path,
     ns: &Namespace,
@@ -87,7 +88,8 @@ pub(super) fn client(
 ) -> Command {
     let mut cmd = ns.command(udt);
     cmd.args(["perf", "-c", &addr.to_string(), "-p", &port.to_string()]);
-    cmd.args(["--json", "-i", "1", "-P", &spec.streams.max(1).to_string()]);
+    cmd.args(["--json", "-i", &interval_arg(spec)]);
+    cmd.args(["-P", &spec.streams.max(1).to_string()]);
     match &spec.implementation {
         Implementation::Ours { cc } => cmd.args(["--proto", "udt", "--cc", cc]),
         Implementation::Tcp { cc } => cmd.args(["--proto", "tcp", "--cc", cc.name()]),
@@ -111,6 +113,12 @@ pub(super) fn client(
         }
     }
     cmd
+}
+
+/// `-i`'s value for `spec`: its interval in seconds, 1 by default.
+fn interval_arg(spec: &FlowSpec) -> String {
+    let secs = spec.interval.map_or(1.0, |i| i.as_secs_f64());
+    format!("{secs}")
 }
 
 /// Parses the client's stdout (one JSON object).
@@ -153,7 +161,17 @@ impl PerfReport {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+
+    #[test]
+    fn the_interval_is_a_second_unless_the_spec_says() {
+        let spec = FlowSpec::timed(Implementation::ours("ledbat"), Duration::from_secs(3));
+        assert_eq!(interval_arg(&spec), "1");
+        let fine = spec.with_interval(Duration::from_millis(100));
+        assert_eq!(interval_arg(&fine), "0.1");
+    }
 
     #[test]
     fn parses_a_report_with_unknown_and_missing_fields() {

@@ -1,9 +1,12 @@
 //! How the scavenger tells that someone else arrived on the path (see the parent module doc,
 //! "someone else arrived" and "an idle queue"): once per round trip in congestion
-//! avoidance, a rise of the queue or a rate that fell while a queue stands cuts the window;
+//! avoidance, a rise of the queue or a rate that fell while a queue stands cuts the window,
+//! and a queue that stays risen for a round trip (an arrival) cuts it to a sixteenth;
 //! cuts are spaced a round trip apart; and idle-queue restarts that keep meeting cuts wait
 //! longer. Kept apart from the window rules because they are what makes LEDBAT a scavenger
 //! at 1 Gbit/s, and each is judged on its own in the tests.
+
+use std::time::Duration;
 
 use super::{Ledbat, LedbatPhase, IDLE_ROUNDS, MAX_CUT, MIN_CUT};
 use crate::seq::SeqNumber;
@@ -27,6 +30,30 @@ const RATE_FADE: f64 = 1.0 / 256.0;
 /// [`MAX_RESTART_WAIT_ROUNDS`]; an uncontested restart halves it.
 const CONTESTED_ROUNDS: u32 = 8;
 const MAX_RESTART_WAIT_ROUNDS: u32 = 16;
+/// A queue (the current, filtered one: a minimum over 40 ms of samples) that stands this
+/// far (of the target) above the lowest it was over the last [`FLOOR_ROUNDS`] round trips,
+/// more than the flow's own window growth explains, for [`ARRIVAL_PERSIST`] of a round trip
+/// without a break, is someone else arriving: the scavenger then keeps only
+/// [`ARRIVAL_KEEP`] of its window. Against a floor a few rounds old, it sees a newcomer's
+/// slow start while the newcomer still sends a few percent of the link: soon enough that
+/// the queue drains before the newcomer's own delay signal (Linux CUBIC's HyStart exits
+/// slow start on a rise of an eighth of its smallest RTT) takes it for a full path. A
+/// newcomer's queue keeps rising; the lab's delay noise (a 1 Gbit/s emulator and receiver
+/// sharing two cores) comes and goes within a round: judged at single ACKs, at 1.5 ms or
+/// 3 ms, it cut the flow alone every second or two.
+const ARRIVAL_RISE: f64 = 0.12;
+/// How long, in round trips, the queue must stand above the floor (see [`ARRIVAL_RISE`]).
+const ARRIVAL_PERSIST: f64 = 1.0;
+/// Round trips after an arrival before an idle queue may restart: the newcomer's slow
+/// start needs a few more doublings to fill what the cut left.
+pub(super) const ARRIVAL_WAIT_ROUNDS: u32 = 16;
+/// Round trips of queue minima the arrival rule keeps (this one and the ones before).
+const FLOOR_ROUNDS: usize = 3;
+/// What an arrival leaves of the window: little enough that one cut takes the scavenger under
+/// a tenth of the link (its window held the path's BDP and its own standing queue, up to
+/// 1.5 BDP), so that the queue drains at once and the newcomer's doublings meet an empty
+/// link.
+pub(super) const ARRIVAL_KEEP: f64 = 0.0625;
 
 /// One round trip of congestion avoidance: it ends when the ACKs pass `end`.
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +66,63 @@ pub(super) struct Round {
     queue: f64,
     /// Rounds since congestion avoidance began.
     index: u32,
+}
+
+/// One sample of the floor: a queueing delay (seconds) and the flow's own window when it
+/// was seen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Level {
+    queue: f64,
+    window: f64,
+}
+
+/// The lowest queueing delay of each of the last [`FLOOR_ROUNDS`] rounds, the current one
+/// last, with the flow's window then (see [`ARRIVAL_RISE`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Floor {
+    minima: [Option<Level>; FLOOR_ROUNDS],
+    /// Since when the queue has stood above the floor by [`ARRIVAL_RISE`].
+    above_since: Option<Instant>,
+}
+
+impl Floor {
+    /// A new round begins at `level`: the oldest minimum drops out.
+    fn begin(&mut self, level: Level) {
+        self.minima.rotate_left(1);
+        self.minima[FLOOR_ROUNDS - 1] = Some(level);
+    }
+
+    /// The round in progress saw `level`.
+    fn see(&mut self, level: Level) {
+        let last = &mut self.minima[FLOOR_ROUNDS - 1];
+        if last.is_none_or(|m| level.queue < m.queue) {
+            *last = Some(level);
+        }
+    }
+
+    /// The lowest queue over the rounds remembered (since the last [`Floor::clear`]).
+    fn lowest(&self) -> Option<Level> {
+        self.minima
+            .iter()
+            .flatten()
+            .copied()
+            .reduce(|a, b| if b.queue < a.queue { b } else { a })
+    }
+
+    fn clear(&mut self) {
+        *self = Self::default();
+    }
+
+    /// The queue stood above the floor by more than the threshold at `now` (`above`) or
+    /// not: whether it has stood there for `persist` without a break.
+    fn held_above(&mut self, above: bool, now: Instant, persist: Duration) -> bool {
+        if !above {
+            self.above_since = None;
+            return false;
+        }
+        let since = *self.above_since.get_or_insert(now);
+        now - since >= persist
+    }
 }
 
 impl Ledbat {
@@ -71,16 +155,25 @@ impl Ledbat {
     }
 
     /// Once per round trip in congestion avoidance: a queue that rose by more than [`RISE`]
-    /// of the target is cut as if it stood that far above the target (see the module doc).
+    /// of the target is cut as if it stood that far above the target (see the module doc);
+    /// and a queue that stands [`ARRIVAL_RISE`] above the floor of the last rounds for a
+    /// round trip, judged at every ACK, is an arrival.
     pub(super) fn check_rise(&mut self, now: Instant, queueing: f64, target: f64) {
         if self.phase != LedbatPhase::Avoidance {
             self.round = None;
+            self.floor.clear();
             return;
         }
         let Some(round) = self.round else {
             self.begin_round(now, queueing, 0);
             return;
         };
+        // The settling rounds' queue is still the ramp's, not a floor to rise from.
+        if round.index >= SETTLE_ROUNDS {
+            let level = self.level(queueing);
+            self.floor.see(level);
+            self.check_arrival(now, level, target);
+        }
         if self.last_ack <= round.end {
             return;
         }
@@ -102,6 +195,14 @@ impl Ledbat {
         }
     }
 
+    /// The queue now, with the window.
+    fn level(&self, queue: f64) -> Level {
+        Level {
+            queue,
+            window: self.cwnd_pkts,
+        }
+    }
+
     /// A round trip of congestion avoidance begins now, the `index`th since it began.
     fn begin_round(&mut self, now: Instant, queueing: f64, index: u32) {
         self.round = Some(Round {
@@ -111,6 +212,36 @@ impl Ledbat {
             queue: queueing,
             index,
         });
+        if index >= SETTLE_ROUNDS {
+            self.floor.begin(self.level(queueing));
+        }
+    }
+
+    /// See [`ARRIVAL_RISE`]: keep [`ARRIVAL_KEEP`] of the window, remember the window for the
+    /// ramp back once the queue is idle again, and let no restart come before
+    /// [`ARRIVAL_WAIT_ROUNDS`] (someone is there).
+    fn check_arrival(&mut self, now: Instant, level: Level, target: f64) {
+        let (Some(floor), true) = (self.floor.lowest(), self.max_rate_pps > 0.0) else {
+            return;
+        };
+        // What the flow's own window growth adds to the queue at the best rate it has seen:
+        // no one else's. (Not the packets in flight: read at ACKs every 10 ms, they swing by
+        // an ACK period's worth of packets.)
+        let own = (level.window - floor.window).max(0.0) / self.max_rate_pps;
+        let foreign = level.queue - floor.queue - own;
+        let persist = self.rtt().mul_f64(ARRIVAL_PERSIST);
+        let held = self
+            .floor
+            .held_above(foreign > ARRIVAL_RISE * target, now, persist);
+        if !held || !self.may_cut(now) {
+            return;
+        }
+        self.note_cut(now);
+        self.full_window = self.full_window.max(self.cwnd_pkts);
+        self.cwnd_pkts *= ARRIVAL_KEEP;
+        self.clamp_window();
+        self.restart_wait_rounds = self.restart_wait_rounds.max(ARRIVAL_WAIT_ROUNDS);
+        self.floor.clear();
     }
 
     /// Whether a cut may happen now: once the last one shows in the ACKs, or a round trip

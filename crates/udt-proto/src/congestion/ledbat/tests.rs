@@ -2,6 +2,7 @@
 //! has it acknowledged after a chosen round trip, so each test sets the delay the controller
 //! sees and checks how the window answers.
 
+use super::contest::{ARRIVAL_KEEP, ARRIVAL_WAIT_ROUNDS};
 use super::*;
 use crate::congestion::LossRange;
 
@@ -177,7 +178,12 @@ fn slow_start_ends_at_a_quarter_of_the_target() {
 
 #[test]
 fn above_target_the_window_shrinks_by_at_most_half_per_round_trip() {
-    let mut s = Script::new(steady());
+    // One sample a filter, so the queue steps from none to above the target as slow start
+    // ends: a queue that rose under a steady window later would be an arrival (cut deeper,
+    // see below).
+    let mut config = steady();
+    config.current_filter(1);
+    let mut s = Script::new(config);
     for _ in 0..5 {
         s.round(BASE_RTT);
     }
@@ -443,5 +449,96 @@ fn a_falling_rate_under_a_standing_queue_cuts() {
         s.cc.window_pkts() >= before,
         "{} vs {before}",
         s.cc.window_pkts()
+    );
+}
+
+/// As [`settled_at`], after ten round trips of slow start: a window of about 600 packets,
+/// in which one packet more or less is no queue to speak of.
+fn settled_big(queue: Duration) -> Script {
+    let mut config = steady();
+    config.current_filter(1);
+    let mut s = Script::new(config);
+    for _ in 0..10 {
+        s.round(BASE_RTT);
+    }
+    for _ in 0..6 {
+        s.round(BASE_RTT + queue);
+    }
+    assert!(!s.cc.in_slow_start());
+    assert!(s.cc.window_pkts() > 400.0, "{}", s.cc.window_pkts());
+    s
+}
+
+#[test]
+fn a_queue_that_stays_risen_is_an_arrival_and_cuts_deep() {
+    let target = LedbatConfig::DEFAULT_TARGET;
+    let low = target * 3 / 10;
+    let mut s = settled_big(low);
+    let before = s.cc.window_pkts();
+    // A newcomer: the queue stands ARRIVAL_RISE of the target and more above the floor
+    // (5 ms against 3 ms) for a round trip and more, with the flow's window steady.
+    let risen = low + target / 5;
+    for _ in 0..2 {
+        s.round(BASE_RTT + risen);
+    }
+    // ARRIVAL_KEEP of it (after the per-round rise's cut of a fifth), plus what the same
+    // ACK's growth adds (a whole window acknowledged against the cut one: 8 packets here).
+    let after = s.cc.window_pkts();
+    assert!(after <= before * ARRIVAL_KEEP + 10.0, "{after} vs {before}");
+}
+
+#[test]
+fn a_queue_spike_of_one_round_is_no_arrival() {
+    let target = LedbatConfig::DEFAULT_TARGET;
+    let low = target * 3 / 10;
+    let mut s = settled_big(low);
+    let before = s.cc.window_pkts();
+    // Delay noise: one round high, then back.
+    s.round(BASE_RTT + low + target / 5);
+    s.round(BASE_RTT + low);
+    s.round(BASE_RTT + low);
+    let after = s.cc.window_pkts();
+    // At most the per-round rise's cut (an eighth and a bit), not an arrival's.
+    assert!(after >= before * 0.75, "{after} vs {before}");
+}
+
+#[test]
+fn after_an_arrival_an_idle_queue_ramps_back_to_the_full_window() {
+    let target = LedbatConfig::DEFAULT_TARGET;
+    let low = target * 3 / 10;
+    let mut s = settled_big(low);
+    let full = s.cc.window_pkts();
+    for _ in 0..2 {
+        s.round(BASE_RTT + low + target / 5);
+    }
+    assert!(s.cc.window_pkts() < full / 8.0);
+    // The newcomer left: the queue is idle; the restart waits ARRIVAL_WAIT_ROUNDS after the
+    // cut, then jumps to RESTART_FROM of the window the arrival cut (four fifths of the full
+    // one: the per-round rise cut first) and doubles back to it.
+    let at_arrival = full * 0.8;
+    let mut rounds = 0;
+    while !s.cc.in_slow_start() && rounds < 40 {
+        s.round(BASE_RTT);
+        rounds += 1;
+    }
+    assert!(s.cc.in_slow_start(), "no restart in {rounds} round trips");
+    assert!(rounds as u32 >= ARRIVAL_WAIT_ROUNDS, "{rounds}");
+    let from = s.cc.window_pkts();
+    assert!(
+        from >= at_arrival * RESTART_FROM * 0.99,
+        "{from} vs {at_arrival}"
+    );
+    // Three doublings and the ACK that ends the ramp (TCP's gain; slow start's 1.5× would
+    // need six).
+    for _ in 0..5 {
+        s.round(BASE_RTT);
+    }
+    assert!(!s.cc.in_slow_start());
+    let back = s.cc.window_pkts();
+    // Past it by at most the last ACK's packets (the ramp ends at the ACK after it reached
+    // its aim; here one ACK covers a whole round, so up to twice).
+    assert!(
+        back >= at_arrival * 0.99 && back <= at_arrival * 2.01,
+        "{back} vs {at_arrival}"
     );
 }
