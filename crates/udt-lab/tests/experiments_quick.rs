@@ -1,6 +1,7 @@
 //! The quick variants of experiments 2-4 (buffer sweep, TCP tuning, fairness), the 1 Gbit/s
 //! grid and the scavenger run end to end: every row is there, and every goodput is sane
-//! (above zero, at most the link rate + 5%).
+//! (above zero, at most the link rate + 5% over the whole flow; the short steady span gets
+//! more slack, see `check`).
 //! They need root and the `udt` binary (`cargo build -p udt-cli`, or `$UDT_LAB_UDT`); without
 //! either, each test says why and passes. The figures themselves are the reports' business:
 //! no timing threshold here beyond "sane".
@@ -69,9 +70,16 @@ fn check(name: &str) {
             .as_ref()
             .unwrap_or_else(|| panic!("{what}: {:?}", row.error));
         let link = row.truth.rate_bps as f64;
-        for (figure, bps) in [("goodput", r.goodput_bps), ("steady", r.steady_goodput_bps)] {
+        // The steady rate of a quick run spans a second or so after the warm-up, and what a
+        // reader held back during the warm-up lands in it: kernel TCP with buffers of four
+        // BDPs (5 MB at 200 Mbit/s x 50 ms, a fifth of a second) read 235 Mbit/s on a
+        // 200 Mbit/s link once in CI. The whole flow's goodput has no such slack.
+        for (figure, bps, slack) in [
+            ("goodput", r.goodput_bps, 1.05),
+            ("steady", r.steady_goodput_bps, 1.3),
+        ] {
             assert!(
-                bps > 0.0 && bps <= link * 1.05,
+                bps > 0.0 && bps <= link * slack,
                 "{what}: {figure} {bps} on a {link} link"
             );
         }
