@@ -8,6 +8,10 @@ use crate::cmd;
 /// with libudt 4.11.
 ///
 /// Exit codes: 0 success, 1 the transfer or test failed, 2 bad usage.
+///
+/// Diagnostics: UDT_LOG=FILTER prints the library's events on stderr, with RUST_LOG's syntax
+/// (`UDT_LOG=udt_proto::congestion=debug udt perf -c HOST` shows each decision of the
+/// congestion controller and why).
 #[derive(Debug, Parser)]
 #[command(name = "udt", version, propagate_version = true)]
 pub struct Cli {
