@@ -70,7 +70,16 @@ impl Drop for Server {
 }
 
 fn udt(args: &[&str]) -> Output {
-    Command::new(UDT).args(args).output().unwrap()
+    udt_env(args, &[])
+}
+
+/// [`udt`] with environment variables set.
+fn udt_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(UDT)
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
 }
 
 /// Runs a client against `server` with `extra` flags and `--json`; returns the report.
@@ -289,8 +298,8 @@ fn server_outlives_a_client_killed_mid_test() {
 fn udt_log_shows_the_controllers_mode_changes() {
     let server = Server::start();
     let port = server.port.to_string();
-    let out = Command::new(UDT)
-        .args([
+    let out = udt_env(
+        &[
             "perf",
             "-c",
             "127.0.0.1",
@@ -300,20 +309,18 @@ fn udt_log_shows_the_controllers_mode_changes() {
             "1",
             "--cc",
             "model",
-        ])
-        .env("UDT_LOG", "udt_proto::congestion=debug")
-        .output()
-        .unwrap();
+        ],
+        &[("UDT_LOG", "udt_proto::congestion=debug")],
+    );
     server.finish();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("model: mode mode=Drain"), "{err}");
 
-    let out = Command::new(UDT)
-        .args(["perf", "-c", "127.0.0.1", "-t", "1"])
-        .env("UDT_LOG", "udt_proto=loud")
-        .output()
-        .unwrap();
+    let out = udt_env(
+        &["perf", "-c", "127.0.0.1", "-t", "1"],
+        &[("UDT_LOG", "udt_proto=loud")],
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");

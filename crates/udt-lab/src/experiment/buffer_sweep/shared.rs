@@ -501,6 +501,13 @@ mod tests {
         ]
     }
 
+    /// [`the_sweep`]'s rows with a shared run of `ledbat` and `utp`.
+    fn beside_the_sweep(ledbat: Row, utp: Row) -> Vec<Row> {
+        let mut rows = the_sweep();
+        rows.extend([ledbat, utp]);
+        rows
+    }
+
     #[test]
     fn the_run_has_the_scavenger_first_and_utp_later() {
         let run = Shared::quick().run();
@@ -533,9 +540,7 @@ mod tests {
             &[50, 90, 90, 60, 10, 10, 10, 50, 80, 80].map(|m| m * MB),
         );
         let utp = row(UTP, 3, &[30, 80, 80, 80].map(|m| m * MB));
-        let mut rows = the_sweep();
-        rows.extend([ledbat, utp]);
-        let (tables, plots, findings) = summarize(&rows);
+        let (tables, plots, findings) = summarize(&beside_the_sweep(ledbat, utp));
         let t = &tables[0];
         assert_eq!(t.rows.len(), 2);
         assert_eq!(t.rows[0][2], mbit(90e6));
@@ -565,9 +570,7 @@ mod tests {
     fn utp_yielding_is_told_too() {
         let ledbat = row(OURS, 0, &[90 * MB; 10]);
         let utp = row(UTP, 3, &[10 * MB; 4]);
-        let mut rows = the_sweep();
-        rows.extend([ledbat, utp]);
-        let f = &summarize(&rows).2[0];
+        let f = &summarize(&beside_the_sweep(ledbat, utp)).2[0];
         assert!(
             f.starts_with("Shared run: uTP (librqbit-utp) yielded to ours"),
             "{f}"
@@ -579,9 +582,7 @@ mod tests {
     fn both_near_their_rates_alone_yielded_nothing() {
         let ledbat = row(OURS, 0, &[85 * MB; 10]);
         let utp = row(UTP, 3, &[78 * MB; 4]);
-        let mut rows = the_sweep();
-        rows.extend([ledbat, utp]);
-        let f = &summarize(&rows).2[0];
+        let f = &summarize(&beside_the_sweep(ledbat, utp)).2[0];
         assert!(f.starts_with("Shared run: neither yielded"), "{f}");
     }
 
