@@ -77,6 +77,9 @@ pub(crate) struct Negotiated {
     pub send_isn: SeqNumber,
     /// First sequence number we expect from the peer.
     pub recv_isn: SeqNumber,
+    /// The round trip of the request that completed the handshake, when it is unambiguous
+    /// (that request went out once): the connection's first RTT sample.
+    pub rtt: Option<Duration>,
 }
 
 /// Why a handshake failed.
@@ -113,6 +116,10 @@ pub(crate) struct Connector {
     peer: Option<HandshakeRepr>,
     next_resend: Instant,
     deadline: Instant,
+    /// When the current request was first sent, and how many times it has been: an answer
+    /// to a request sent once times a round trip (Karn: a resent one's answer could be to
+    /// either copy).
+    sent: Option<(Instant, u32)>,
 }
 
 impl Connector {
@@ -130,6 +137,7 @@ impl Connector {
             peer: None,
             next_resend: now,
             deadline: now + timeout,
+            sent: None,
         }
     }
 
@@ -179,9 +187,32 @@ impl Connector {
     pub(crate) fn take_resend(&mut self, now: Instant) -> bool {
         if now >= self.next_resend {
             self.next_resend = now + REQUEST_RESEND;
+            self.note_sent(now);
             true
         } else {
             false
+        }
+    }
+
+    /// The current request goes out at `now` (the caller sends what it is told to at once).
+    fn note_sent(&mut self, now: Instant) {
+        self.sent = Some(match self.sent {
+            Some((first, times)) => (first, times.saturating_add(1)),
+            None => (now, 1),
+        });
+    }
+
+    /// The current request changed and goes out at `now`.
+    fn note_new_request(&mut self, now: Instant) {
+        self.sent = None;
+        self.note_sent(now);
+    }
+
+    /// The round trip of the current request, answered at `now`, if it went out once.
+    fn round_trip(&self, now: Instant) -> Option<Duration> {
+        match self.sent {
+            Some((at, 1)) => Some(now - at),
+            _ => None,
         }
     }
 
@@ -200,6 +231,7 @@ impl Connector {
             self.request.cookie = hs.cookie;
             self.request.req_type = ReqType::RESPONSE;
             self.next_resend = now + REQUEST_RESEND;
+            self.note_new_request(now);
             return Progress::Resend;
         }
         if hs.req_type == ReqType::REJECTED {
@@ -222,6 +254,7 @@ impl Connector {
                 peer_window: hs.flow_window,
                 send_isn: self.request.isn,
                 recv_isn: self.request.isn,
+                rtt: self.round_trip(now),
             },
             false,
         )
@@ -264,6 +297,8 @@ impl Connector {
             peer_window: hs.flow_window,
             send_isn: self.request.isn,
             recv_isn: hs.isn,
+            // Both sides send on their own timers: no request is answered as such.
+            rtt: None,
         }
     }
 }
@@ -389,6 +424,34 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    /// The answer to a request sent once times the round trip; an answer to a resent request
+    /// could be to either copy (Karn), so it gives none.
+    #[test]
+    fn caller_times_the_last_request_only_when_it_went_out_once() {
+        let rtt = Duration::from_micros(60);
+        let at = |us| Instant::from_micros(us);
+        let respond = |c: &mut Connector, now| {
+            let req = *c.current_request().1;
+            let resp = server_response(&req, SocketId(99), 1500, 4096, IpAddr::from([1, 1, 1, 1]));
+            match c.on_handshake(&resp, now) {
+                Progress::Connected(n, false) => n.rtt,
+                other => panic!("unexpected {other:?}"),
+            }
+        };
+        // Sent once: the cookie echo at 1 ms, the answer 60 µs later.
+        let mut c = Connector::new(at(0), request(false), false, Duration::from_secs(3));
+        assert!(c.take_resend(at(0)));
+        let echo = cookie_echo(c.current_request().1, 1);
+        assert_eq!(c.on_handshake(&echo, at(1_000)), Progress::Resend);
+        assert_eq!(respond(&mut c, at(1_000) + rtt), Some(rtt));
+        // The request with the cookie resent after 250 ms: no sample.
+        let mut c = Connector::new(at(0), request(false), false, Duration::from_secs(3));
+        assert!(c.take_resend(at(0)));
+        assert_eq!(c.on_handshake(&echo, at(1_000)), Progress::Resend);
+        assert!(c.take_resend(at(251_000)));
+        assert_eq!(respond(&mut c, at(251_000) + rtt), None);
     }
 
     #[test]

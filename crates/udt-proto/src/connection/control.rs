@@ -23,7 +23,7 @@ impl Connection {
         }
         match c.body {
             ControlBody::Handshake(hs) => self.on_handshake_connected(&hs),
-            ControlBody::KeepAlive => {}
+            ControlBody::KeepAlive => self.time_handshake_response(now),
             ControlBody::Ack(ack) => self.on_ack(now, &ack),
             ControlBody::Nak(nak) => self.on_nak(now, &nak),
             ControlBody::CongestionWarning => self.on_congestion_warning(),
@@ -32,7 +32,9 @@ impl Connection {
                 self.finish_close(Some(ConnectionError::PeerClosed));
             }
             ControlBody::Ack2(number) => self.on_ack2(now, number),
-            ControlBody::DropRequest { msg, first, last } => self.on_drop_request(msg, first, last),
+            ControlBody::DropRequest { msg, first, last } => {
+                self.on_drop_request(now, msg, first, last);
+            }
             ControlBody::Error { code } => {
                 self.finish_close(Some(ConnectionError::PeerError(code)));
             }
@@ -74,6 +76,19 @@ impl Connection {
                 HandshakeFailure::Rejected => ConnectionError::Refused,
                 HandshakeFailure::IsnMismatch => ConnectionError::SecurityCheck,
             })),
+        }
+    }
+
+    /// A server's first RTT sample: the keep-alive our callers send when the response
+    /// arrives. Only the first packet from the caller, within the start-up hold, counts: a
+    /// 4.11 caller sends data first (one way, no round trip) and its keep-alives come after a
+    /// second of silence, and a caller that missed the response resends its request instead.
+    fn time_handshake_response(&mut self, now: Instant) {
+        if let Some(sent) = self.response_sent.take() {
+            let sample = now - sent;
+            if sample < super::STARTUP_HOLD && !sample.is_zero() {
+                self.rtt.update(sample);
+            }
         }
     }
 
@@ -266,7 +281,7 @@ impl Connection {
     }
 
     /// The sender gave up on a message: forget its packets and let the ACK move past them.
-    fn on_drop_request(&mut self, msg: MsgNumber, first: SeqNumber, last: SeqNumber) {
+    fn on_drop_request(&mut self, now: Instant, msg: MsgNumber, first: SeqNumber, last: SeqNumber) {
         // Bound the range by the receive window: a hostile range must not make us skip (and
         // acknowledge) sequence numbers far beyond anything the peer could have sent.
         let window = i32::try_from(self.rcv.buffer.capacity_pkts()).unwrap_or(i32::MAX);
@@ -282,6 +297,13 @@ impl Connection {
         self.stats.packets_dropped_recv += u64::from(first.len_to(last));
         if first <= self.rcv.largest.next() && last > self.rcv.largest {
             self.rcv.largest = last;
+        }
+        // The ACK point may have moved with no data arriving (the message's missing packets,
+        // or its unsent tail, are skipped). Nothing else would acknowledge it: the ACK timer
+        // rests while nothing is pending, and the sender, its packets dropped, sends nothing
+        // that arrives. A transfer whose last message expired then never finished.
+        if self.ack_point() > self.rcv.last_ack {
+            self.schedule_prompt_ack(now);
         }
     }
 }

@@ -97,6 +97,10 @@ pub struct Connection {
     snd: SendState,
     rcv: RecvState,
     rtt: RttEstimator,
+    /// A server: when its handshake response went out, until the caller is heard from. Our
+    /// callers answer the response with a keep-alive at once, which times a round trip
+    /// before any ACK2 can (see `time_handshake_response`).
+    response_sent: Option<Instant>,
     cc: Box<dyn Controller>,
     /// Controller outputs, refreshed after every hook (4.11 `CCUpdate`).
     send_period: Duration,
@@ -238,6 +242,7 @@ impl Connection {
             peer_window: request.flow_window,
             send_isn: request.isn,
             recv_isn: request.isn,
+            rtt: None,
         };
         conn.establish(now, negotiated);
         conn.queue_server_response(request, conn.config.advertised_window());
@@ -316,6 +321,7 @@ impl Connection {
             timers: TimerTable::default(),
             exp_count: 1,
             last_response: now,
+            response_sent: None,
             unreachable_deadline: None,
             control_out: VecDeque::new(),
             events: VecDeque::new(),
@@ -332,6 +338,10 @@ impl Connection {
     /// Switch to CONNECTED with the negotiated parameters.
     fn establish(&mut self, now: Instant, n: Negotiated) {
         self.peer_id = n.peer_id;
+        // A zero round trip (a simulated peer answering in the same instant) measures nothing.
+        if let Some(rtt) = n.rtt.filter(|rtt| !rtt.is_zero()) {
+            self.rtt.update(rtt);
+        }
         self.mss = n.mss;
         self.payload_size = config::payload_size(n.mss, self.config.reserves_protection());
         self.protect_on_connect(now, n.send_isn, n.recv_isn);
@@ -426,6 +436,7 @@ impl Connection {
         if was_connected {
             // The peer is certainly listening for our data now.
             self.snd.hold_until = None;
+            self.response_sent = None;
         }
         self.arm_exp();
     }
@@ -438,7 +449,10 @@ impl Connection {
     /// caller announces itself with a keep-alive so an udt server need not wait.
     fn hold_first_data(&mut self, now: Instant) {
         match self.role {
-            Role::Server => self.snd.hold_until = Some(now + STARTUP_HOLD),
+            Role::Server => {
+                self.snd.hold_until = Some(now + STARTUP_HOLD);
+                self.response_sent = Some(now);
+            }
             Role::Rendezvous => {
                 self.snd.hold_until = Some(now + STARTUP_HOLD);
                 self.prove_key();

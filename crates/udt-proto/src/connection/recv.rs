@@ -164,7 +164,7 @@ impl Connection {
 
     /// Data the peer has not heard of is here: ACK it now if the last numbered ACK is a gap
     /// old, else at the end of the gap (unless the ACK timer is due sooner anyway).
-    fn schedule_prompt_ack(&mut self, now: Instant) {
+    pub(super) fn schedule_prompt_ack(&mut self, now: Instant) {
         let due = self
             .rcv
             .last_numbered_ack
@@ -239,7 +239,7 @@ impl Connection {
     }
 
     /// The first sequence number not yet received (everything before it has arrived).
-    fn ack_point(&self) -> crate::seq::SeqNumber {
+    pub(super) fn ack_point(&self) -> crate::seq::SeqNumber {
         self.rcv.loss.first().unwrap_or(self.rcv.largest.next())
     }
 

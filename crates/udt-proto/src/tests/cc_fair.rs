@@ -300,17 +300,36 @@ fn print(name: &str, n: usize, f: &Friendliness) {
 /// takes 0.8-1.25 times an equal share and the CUBIC flows keep at least 90% of what they
 /// get beside one more CUBIC flow. (The plain BBR-like model, `tcp_friendly(false)`, took
 /// 1.56 times an equal share beside one CUBIC flow, which kept 0.45.)
+///
+/// Each figure is the median of five seeds: one run's share moves by ±0.25 with the seed
+/// (0.74-1.10 beside 4 cubic over seeds 1-6, and 0.75-1.21 before the RTT's first sample
+/// replaced 4.11's 100 ms guess), and any change to the timing of ACKs or start-up picks
+/// another point of that spread, so one seed tested the seed more than the controller.
 #[test]
 fn model_is_fair_to_cubic_where_the_loss_is_congestion() {
-    let runs: Vec<_> = [(1usize, 1u64), (4, 2), (10, 3)]
-        .into_iter()
-        .map(|(n, seed)| (n, beside_cubic(&model(), n, seed)))
-        .collect();
-    for (n, f) in &runs {
-        print("model", *n, f);
+    for n in [1usize, 4, 10] {
+        let runs: Vec<_> = (1..=5u64)
+            .map(|seed| beside_cubic(&model(), n, seed))
+            .collect();
+        for f in &runs {
+            print("model", n, f);
+        }
+        assert_fair(n, &median_friendliness(&runs), 1.0, 0.8);
     }
-    for (n, f) in &runs {
-        assert_fair(*n, f, 1.0, 0.8);
+}
+
+/// Each figure's median over `runs` (taken figure by figure).
+fn median_friendliness(runs: &[Friendliness]) -> Friendliness {
+    let median = |get: fn(&Friendliness) -> f64| {
+        let mut v: Vec<f64> = runs.iter().map(get).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Friendliness {
+        share: median(|f| f.share),
+        stand_in_share: median(|f| f.stand_in_share),
+        tcp_kept: median(|f| f.tcp_kept),
+        utilisation: median(|f| f.utilisation),
     }
 }
 
@@ -336,9 +355,9 @@ fn assert_fair(n: usize, f: &Friendliness, reference: f64, low: f64) {
         f.share,
         f.share / reference
     );
-    // Beside one CUBIC flow the model keeps 1.10 of an equal share, so CUBIC keeps 0.897
-    // (with one flow the two bars are one: kept = 2 - share): short of the 0.9 by a
-    // hair, and held to 0.85 here until it is closed.
+    // With one CUBIC flow the two bars are one (kept = 2 - share), and a single run beside
+    // it spreads with the seed: shares 0.93-1.20, CUBIC keeping 0.79-1.06 (seeds 1-6; the
+    // median of five keeps 1.01). Held to 0.85 for the single-seed scenarios below.
     let bar = if n == 1 { 0.85 } else { 0.9 };
     assert!(
         f.tcp_kept >= bar,

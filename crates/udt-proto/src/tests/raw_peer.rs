@@ -413,6 +413,35 @@ fn prompt_acks_come_at_once_then_at_most_once_per_gap() {
     assert!(acks[0].details.is_some_and(|d| d.rates.is_none()));
 }
 
+/// A drop request for packets never received (an expired message's lost or unsent tail)
+/// moves the ACK point with no data arriving, and is acknowledged although the ACK timer
+/// rests. It used not to be: the sender kept its last packet unacknowledged and a message
+/// transfer with a TTL never finished (`expired_messages_are_dropped_on_both_sides`, 2 of
+/// 40 seeds).
+#[test]
+fn a_drop_request_for_packets_never_received_is_acknowledged() {
+    let (mut raw, isn) = Raw::client();
+    raw.drain();
+    raw.feed_data(isn, 1456);
+    let acks = raw.acks();
+    assert_eq!(acks.iter().map(|a| a.ack).collect::<Vec<_>>(), [isn + 1u32]);
+    // The ACK is confirmed: nothing is pending, so the ACK timer rests.
+    raw.feed_control(ControlBody::Ack2(acks[0].number));
+    raw.advance(Duration::from_millis(50));
+    assert!(raw.acks().is_empty());
+    raw.feed_control(ControlBody::DropRequest {
+        msg: crate::seq::MsgNumber::new(2),
+        first: isn + 1u32,
+        last: isn + 3u32,
+    });
+    let mut acked = Vec::new();
+    for _ in 0..20 {
+        raw.advance(Duration::from_millis(1));
+        acked.extend(raw.acks().iter().map(|a| a.ack));
+    }
+    assert_eq!(acked, [isn + 4u32]);
+}
+
 #[test]
 fn light_ack_every_64_packets() {
     let (mut raw, isn) = Raw::client();
