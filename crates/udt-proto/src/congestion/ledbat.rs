@@ -328,7 +328,7 @@ pub struct Ledbat {
     max_window_pkts: f64,
     initial_rtt: Duration,
     /// The connection's smoothed RTT (ACK to ACK2, so never held back by a hole), once an ACK
-    /// brought one: the bound on the round trip the pacer uses (see [`Ledbat::period_us`]).
+    /// brought one: the bound on the round trip used for timing (see [`Ledbat::rtt`]).
     srtt: Option<Duration>,
     markers: Markers,
     filters: DelayFilters,
@@ -418,12 +418,28 @@ impl Ledbat {
     }
 
     /// The current round-trip estimate: the filtered delay, or the initial RTT until a
-    /// sample arrives.
+    /// sample arrives; at most the connection's smoothed RTT plus the target.
+    ///
+    /// The bound is for timing only (pacing, the slowdown's length, the idle-queue rounds),
+    /// not the delay signal. A marker's sample is its age when the cumulative ACK passes it,
+    /// and UDT's cumulative ACK waits for every hole's repair; while every ACK covers a
+    /// repaired hole, every sample is the repair time. Unbounded, that fed itself: beside a
+    /// `model` flow at 1 Gbit/s x 50 ms (simulator, seeds 3 and 18) a scavenger with holes at
+    /// a two-packet window read a delay of seconds, so it paced retransmissions (which the
+    /// window does not hold back, but the period does) at 876 ms a packet and never came
+    /// back, or began a slowdown of "two round trips" that lasted 6.3 s. The smoothed RTT
+    /// includes the bottleneck's queue (the ACK2 crosses it) but no repair, and the target is
+    /// the most queue the scavenger means to add on top of it.
     pub fn rtt(&self) -> Duration {
-        self.filters
+        let filtered = self
+            .filters
             .current()
             .filter(|d| !d.is_zero())
-            .unwrap_or(self.initial_rtt)
+            .unwrap_or(self.initial_rtt);
+        match self.srtt {
+            Some(srtt) => filtered.min(srtt + self.config.target),
+            None => filtered,
+        }
     }
 
     /// The queueing delay estimate: current minus base delay (zero before any sample).
@@ -443,28 +459,13 @@ impl Ledbat {
     }
 
     /// The inter-packet period in microseconds: the round trip over the paced window.
-    ///
-    /// The round trip is the filtered delay, but at most the connection's smoothed RTT plus
-    /// the target. A marker's sample is its age when the cumulative ACK passes it, and UDT's
-    /// cumulative ACK waits for every hole's repair; while every ACK covers a repaired hole,
-    /// every sample is the repair time. Unbounded, that fed itself: beside a `model` flow at
-    /// 1 Gbit/s x 50 ms (simulator, seed 3) a scavenger with 20 holes at a two-packet window
-    /// read a 2.2 s delay, paced at 876 ms a packet, so its retransmissions (which the window
-    /// does not hold back, but the period does) repaired a hole a second, each repair read as
-    /// 2.2 s again, and it sent nothing for the 3 s after the other flow left. The smoothed
-    /// RTT includes the bottleneck's queue (the ACK2 crosses it) but no repair, and the
-    /// target is the most queue the scavenger means to add on top of it.
     pub fn period_us(&self) -> f64 {
         let gain = if self.in_slow_start() {
             SLOW_START_PACING_GAIN
         } else {
             PACING_GAIN
         };
-        let rtt = match self.srtt {
-            Some(srtt) => self.rtt().min(srtt + self.config.target),
-            None => self.rtt(),
-        };
-        rtt.as_secs_f64() * 1e6 / (gain * self.cwnd_pkts)
+        self.rtt().as_secs_f64() * 1e6 / (gain * self.cwnd_pkts)
     }
 
     /// Phase changes that ACKs drive: slow start's exit, the idle-queue restart, and the

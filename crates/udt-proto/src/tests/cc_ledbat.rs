@@ -428,7 +428,7 @@ const BACK_BY: Duration = Duration::from_secs(2);
 /// Beside `other` at 1 Gbit/s × 50 ms, over five seeds. In every run the scavenger was at
 /// ≥ 90% of the link, is under a tenth of it within [`YIELD_BY`] of the other flow's start,
 /// is back within [`BACK_BY`] after it left (a scavenger that never came back, seen on
-/// seed 5 beside `model` before its pacer's round trip was bounded, fails here), and the
+/// seed 5 beside `model` before its round trip was bounded, fails here), and the
 /// other flow keeps `bar.kept`. The share while the other flow runs ([`DURING_SHARE`]) and
 /// the time until the scavenger stays under a tenth for good (`bar.yield_rtts`) are held as
 /// medians: both move with the seed by where the other flow's own start-up losses leave the
