@@ -135,21 +135,26 @@ fn bulk_flow_at_1_gbit_sends_at_most_1000_numbered_acks_a_second() {
 }
 
 /// Both sides know the round trip once connected, before any data or ACK2: the caller from
-/// its last handshake request, the server from the keep-alive that answers its response.
+/// its last handshake request, the server from the keep-alive that answers its response,
+/// with and without packet protection (sealed, the keep-alive still times it).
 /// (4.11 starts at 100 ms and moves an eighth of the way per ACK2; on a 0.06 ms path the
 /// model's start-up then paced at 16 packets per 100 ms and sometimes ended there.)
 #[test]
 fn both_sides_know_the_round_trip_from_the_handshake() {
     let rtt = Duration::from_millis(40);
     let link = || LinkConfig::new().rate_bps(TEN_GBIT).delay(rtt / 2);
-    let mut p = Pair::new(link(), link(), ConnectionConfig::default(), 31);
-    let (c, s) = p.connect(ConnectionConfig::default());
-    p.sim.run_for(rtt * 2);
-    for (node, id, side) in [(p.client, c, "caller"), (p.server, s, "server")] {
-        let measured = p.sim.conn(node, id).path_stats().rtt;
-        assert!(
-            measured >= rtt && measured <= rtt + Duration::from_millis(1),
-            "{side}: {measured:?}"
-        );
+    let mut keyed = ConnectionConfig::default();
+    keyed.session_key(Some(crate::protect::SessionKey::from_bytes([7; 32])));
+    for (config, what) in [(ConnectionConfig::default(), "plain"), (keyed, "protected")] {
+        let mut p = Pair::new(link(), link(), config.clone(), 31);
+        let (c, s) = p.connect(config);
+        p.sim.run_for(rtt * 2);
+        for (node, id, side) in [(p.client, c, "caller"), (p.server, s, "server")] {
+            let measured = p.sim.conn(node, id).path_stats().rtt;
+            assert!(
+                measured >= rtt && measured <= rtt + Duration::from_millis(1),
+                "{what}, {side}: {measured:?}"
+            );
+        }
     }
 }
