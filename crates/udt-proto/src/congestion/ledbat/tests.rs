@@ -542,3 +542,36 @@ fn after_an_arrival_an_idle_queue_ramps_back_to_the_full_window() {
         "{back} vs {at_arrival}"
     );
 }
+
+/// Markers passed only after a long repair (the cumulative ACK held behind holes for 3 s)
+/// read the repair, not the path: they are no delay samples, and with none for two round
+/// trips the smoothed RTT of the ACKs stands in. Taken as samples, four such ACKs filled the
+/// current filter with 3 s, and a scavenger that was repairing saw a full queue every round.
+#[test]
+fn markers_held_back_by_a_repair_are_no_delay_samples() {
+    let mut s = Script::new(steady());
+    s.round(BASE_RTT);
+    for _ in 0..4 {
+        s.round(BASE_RTT + above_target());
+    }
+    assert!(s.cc.queueing_delay() >= above_target() - ms(1));
+    let mut ends = Vec::new();
+    for _ in 0..4 {
+        s.send(5, ms(20));
+        ends.push(s.next);
+    }
+    s.now += Duration::from_secs(3);
+    for ack in ends {
+        let info = AckInfo {
+            ack,
+            rtt: BASE_RTT,
+            recv_rate_pkts: 1000,
+            bandwidth_pkts: 1000,
+            largest_sent: s.next.prev(),
+        };
+        s.cc.on_ack(s.now, &info);
+        s.now += ms(10);
+    }
+    let q = s.cc.queueing_delay();
+    assert!(q < LedbatConfig::DEFAULT_TARGET, "{q:?}");
+}
