@@ -469,6 +469,7 @@ impl Ledbat {
     /// the scavenger then kept 10% of the link and cubic 77-83%). When no usable sample came
     /// for two round trips, the smoothed RTT (ACK to ACK2: it crosses the queue, it waits for
     /// no repair) stands in.
+    ///
     /// Without that, a scavenger left holding thousands of packets beyond holes at a
     /// two-packet window sends no new packet, so places no new marker, while the markers it
     /// placed before the losses read seconds; its queue then looked full for every round of
