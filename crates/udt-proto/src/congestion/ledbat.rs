@@ -476,12 +476,10 @@ impl Ledbat {
     /// the repair and it cut again each time (simulator, beside cubic at 1 Gbit/s x 50 ms,
     /// seed 20: no new data for 7 s, 2 s of it after cubic had left).
     fn take_delay_sample(&mut self, now: Instant, ack: SeqNumber) {
-        let bound = self.srtt.map(|srtt| srtt * 2 + self.config.target);
-        let marked = self.markers.on_ack(now, ack);
-        let sample = match (marked, bound, self.srtt) {
-            (Some(sample), Some(bound), _) if sample <= bound => Some(sample),
-            (Some(sample), None, _) => Some(sample),
-            (_, _, Some(srtt)) if self.last_sample.is_none_or(|at| now - at > self.rtt() * 2) => {
+        let sample = match (self.markers.on_ack(now, ack), self.srtt) {
+            (Some(sample), None) => Some(sample),
+            (Some(sample), Some(srtt)) if sample <= srtt * 2 + self.config.target => Some(sample),
+            (_, Some(srtt)) if self.last_sample.is_none_or(|at| now - at > self.rtt() * 2) => {
                 Some(srtt)
             }
             _ => None,

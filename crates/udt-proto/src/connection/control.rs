@@ -80,15 +80,17 @@ impl Connection {
     }
 
     /// A server's first RTT sample: the keep-alive our callers send when the response
-    /// arrives. Only the first packet from the caller, within the start-up hold, counts: a
-    /// 4.11 caller sends data first (one way, no round trip) and its keep-alives come after a
-    /// second of silence, and a caller that missed the response resends its request instead.
+    /// arrives. The server's start-up hold began as the response went out and ends at the
+    /// caller's first packet, so only that packet, within the hold, counts: a 4.11 caller
+    /// sends data first (one way, no round trip) and its keep-alives come after a second of
+    /// silence, and a caller that missed the response resends its request instead.
     fn time_handshake_response(&mut self, now: Instant) {
-        if let Some(sent) = self.response_sent.take() {
-            let sample = now - sent;
-            if sample < super::STARTUP_HOLD && !sample.is_zero() {
-                self.rtt.update(sample);
-            }
+        let Some(hold_end) = self.snd.hold_until.filter(|_| self.role == Role::Server) else {
+            return;
+        };
+        let sample = now + super::STARTUP_HOLD - hold_end;
+        if now < hold_end && !sample.is_zero() {
+            self.rtt.update(sample);
         }
     }
 

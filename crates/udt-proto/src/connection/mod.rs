@@ -97,10 +97,6 @@ pub struct Connection {
     snd: SendState,
     rcv: RecvState,
     rtt: RttEstimator,
-    /// A server: when its handshake response went out, until the caller is heard from. Our
-    /// callers answer the response with a keep-alive at once, which times a round trip
-    /// before any ACK2 can (see `time_handshake_response`).
-    response_sent: Option<Instant>,
     cc: Box<dyn Controller>,
     /// Controller outputs, refreshed after every hook (4.11 `CCUpdate`).
     send_period: Duration,
@@ -321,7 +317,6 @@ impl Connection {
             timers: TimerTable::default(),
             exp_count: 1,
             last_response: now,
-            response_sent: None,
             unreachable_deadline: None,
             control_out: VecDeque::new(),
             events: VecDeque::new(),
@@ -436,7 +431,6 @@ impl Connection {
         if was_connected {
             // The peer is certainly listening for our data now.
             self.snd.hold_until = None;
-            self.response_sent = None;
         }
         self.arm_exp();
     }
@@ -449,10 +443,7 @@ impl Connection {
     /// caller announces itself with a keep-alive so an udt server need not wait.
     fn hold_first_data(&mut self, now: Instant) {
         match self.role {
-            Role::Server => {
-                self.snd.hold_until = Some(now + STARTUP_HOLD);
-                self.response_sent = Some(now);
-            }
+            Role::Server => self.snd.hold_until = Some(now + STARTUP_HOLD),
             Role::Rendezvous => {
                 self.snd.hold_until = Some(now + STARTUP_HOLD);
                 self.prove_key();

@@ -320,11 +320,7 @@ fn model_is_fair_to_cubic_where_the_loss_is_congestion() {
 
 /// Each figure's median over `runs` (taken figure by figure).
 fn median_friendliness(runs: &[Friendliness]) -> Friendliness {
-    let median = |get: fn(&Friendliness) -> f64| {
-        let mut v: Vec<f64> = runs.iter().map(get).collect();
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
+    let median = |get: fn(&Friendliness) -> f64| super::median(runs.iter().map(get).collect());
     Friendliness {
         share: median(|f| f.share),
         stand_in_share: median(|f| f.stand_in_share),

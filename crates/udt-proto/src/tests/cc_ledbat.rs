@@ -449,13 +449,9 @@ fn assert_yields_at_1gbit(name: &str, other: Arc<dyn ControllerFactory>, bar: Ba
         let stays = y.stays_below.unwrap_or(GIG_SCHEDULE.total);
         late.push(stays.as_secs_f64() - by.as_secs_f64());
     }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let during = median(&mut during);
+    let during = super::median(during);
     assert!(during <= DURING_SHARE, "{name}: median during {during:.3}");
-    let late = median(&mut late);
+    let late = super::median(late);
     assert!(
         late <= 0.0,
         "{name}: under a tenth for good {late:.2} s late (median)"

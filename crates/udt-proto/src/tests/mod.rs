@@ -20,6 +20,13 @@ use crate::config::{ConnectionConfig, Mode};
 use crate::connection::{ConnectionError, RecvError, State};
 use crate::seq::SocketId;
 
+/// The median of `values` (the upper one of an even count): what the multi-seed simulator
+/// tests hold to their bars, since one run moves with its seed.
+pub(crate) fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
 /// Byte `i` of the test stream: varied enough that a misplaced packet shows.
 pub(crate) fn pattern(offset: u64, out: &mut [u8]) {
     for (i, b) in out.iter_mut().enumerate() {

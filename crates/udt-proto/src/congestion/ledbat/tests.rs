@@ -53,8 +53,13 @@ impl Script {
     /// Acknowledge everything sent, `rtt` after the last packet left.
     fn ack_all(&mut self, rtt: Duration) {
         self.now += rtt;
+        self.ack_to(self.next, rtt);
+    }
+
+    /// A cumulative ACK up to `ack` now, carrying `rtt` as the smoothed RTT.
+    fn ack_to(&mut self, ack: SeqNumber, rtt: Duration) {
         let info = AckInfo {
-            ack: self.next,
+            ack,
             rtt,
             recv_rate_pkts: 1000,
             bandwidth_pkts: 1000,
@@ -562,14 +567,7 @@ fn markers_held_back_by_a_repair_are_no_delay_samples() {
     }
     s.now += Duration::from_secs(3);
     for ack in ends {
-        let info = AckInfo {
-            ack,
-            rtt: BASE_RTT,
-            recv_rate_pkts: 1000,
-            bandwidth_pkts: 1000,
-            largest_sent: s.next.prev(),
-        };
-        s.cc.on_ack(s.now, &info);
+        s.ack_to(ack, BASE_RTT);
         s.now += ms(10);
     }
     let q = s.cc.queueing_delay();
