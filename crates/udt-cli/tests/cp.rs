@@ -166,7 +166,7 @@ struct Dirs {
 }
 
 fn dirs() -> Dirs {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = common::scratch_dir();
     let d = Dirs {
         root: tmp.path().join("root"),
         local: tmp.path().join("local"),

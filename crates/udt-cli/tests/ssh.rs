@@ -251,7 +251,7 @@ fn files_and_directories_go_both_ways_over_ssh() {
 #[test]
 fn resume_over_ssh_after_killing_the_client() {
     let sshd = Sshd::start();
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = common::scratch_dir();
     let far = tmp.path().join("far");
     fs::create_dir_all(&far).unwrap();
     let size = 128usize << 20;

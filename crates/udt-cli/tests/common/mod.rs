@@ -29,3 +29,31 @@ pub(crate) fn listening_port(line: &str) -> u16 {
         .map(|a| a.port())
         .unwrap_or_else(|| panic!("udt serve said {line:?}"))
 }
+
+/// A temporary directory on whichever of `/dev/shm` and the system temp directory has the
+/// most room. The transfer tests write up to 1 GiB at once from several threads, and a CI
+/// machine's disk may hold less than that while its memory-backed `/dev/shm` holds plenty.
+pub(crate) fn scratch_dir() -> tempfile::TempDir {
+    let candidates = [std::path::PathBuf::from("/dev/shm"), std::env::temp_dir()];
+    let roomiest = candidates
+        .iter()
+        .filter(|dir| dir.is_dir())
+        .max_by_key(|dir| free_bytes(dir))
+        .expect("the system temp directory exists");
+    tempfile::tempdir_in(roomiest).unwrap_or_else(|e| panic!("tempdir in {roomiest:?}: {e}"))
+}
+
+/// Bytes an unprivileged writer may still use on `dir`'s file system (0 if unknown).
+fn free_bytes(dir: &std::path::Path) -> u64 {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return 0;
+    };
+    // SAFETY: statvfs is plain data; zeroed is a valid value for it.
+    let mut stats: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `path` is NUL-terminated and `stats` is a valid out-pointer.
+    if unsafe { libc::statvfs(path.as_ptr(), &mut stats) } != 0 {
+        return 0;
+    }
+    stats.f_bavail.saturating_mul(stats.f_frsize)
+}
