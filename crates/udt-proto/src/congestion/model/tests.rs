@@ -289,6 +289,26 @@ fn heavy_loss_with_a_stalled_ack_keeps_backing_off() {
     assert!(after <= 4_400.0, "{before} -> {after}");
 }
 
+/// Leaving the competition converts the CUBIC window to a rate over the round trip, and the
+/// smoothed RTT can read far below the round trip that window met (25 µs on a veth path
+/// right after probe RTT emptied its queue). The rate carried back is at most what the flow
+/// delivered while competing.
+#[test]
+fn leaving_the_competition_never_jumps_above_the_delivered_rate() {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_millis(50), 5.0);
+    let delivered = model.bandwidth_pkts();
+    let now = Instant::from_micros(5_000_000);
+    let largest = SeqNumber::new(60_000);
+    model.compete(now, largest, Entry::Loss);
+    assert!(model.competing.is_some());
+    model.srtt = Duration::from_micros(25);
+    assert!(model.leave_competition(now, false).is_some());
+    let after = model.bandwidth_pkts();
+    assert!(after <= delivered * 1.01, "{delivered} -> {after}");
+    assert!(after >= delivered * 0.5, "{delivered} -> {after}");
+}
+
 #[test]
 fn probe_rtt_holds_the_minimum_window_then_restores() {
     let mut model = ModelBased::default();
