@@ -16,12 +16,14 @@
 //! queue, and the model starts to compete: it becomes a CUBIC flow (the same [`CubicWindow`]
 //! as `--cc cubic`, RFC 9438). It starts at β of what it had in flight, aiming at (1 + β)/2
 //! of it (fast convergence: the rate-based model held more than its share), cuts by β once
-//! per round trip with loss, grows by the cubic and Reno-friendly rules, and paces at 1.2 ×
-//! window per floor RTT (the window, not the pacer, sets the rate).
+//! per round trip with loss, grows by the cubic and Reno-friendly rules while at least half
+//! the window is in flight when an ACK comes (counting what that ACK covers), and paces at
+//! 1.2 × window per floor RTT (the window, not the pacer, sets the rate).
 //!
 //! Whether the competitors are still there cannot be seen from inside CUBIC mode: alone, a
 //! CUBIC flow also fills the queue until it overflows. So every [`TRIAL`] the model goes back
-//! to its rate-based self at the rate it had while competing. If they are gone, no loss comes
+//! to its rate-based self at the rate it had while competing (the window over the round
+//! trip, at most the delivery rate measured meanwhile). If they are gone, no loss comes
 //! with a full queue and it stays; if not, the next such loss resumes the competition where
 //! it stopped, window and all (within [`MEMORY`]), with that loss as a congestion event.
 //!
