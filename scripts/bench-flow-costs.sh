@@ -18,13 +18,11 @@ SECS=${3:-10}
 CTRL=${4:-model}
 LOAD=${LOAD:-0}
 LOCK=/tmp/udt-bench.lock
-TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 [ "$(id -u)" = 0 ] || { echo "bench-flow-costs.sh: needs root (network namespaces)" >&2; exit 2; }
 command -v perf >/dev/null || { echo "bench-flow-costs.sh: needs perf (apt-get install linux-perf)" >&2; exit 2; }
-if [ -z "${UDT:-}" ]; then
-  cargo build --release -q -p udt-cli
-  UDT=$TARGET/release/udt
-fi
+# shellcheck source=lib/builds.sh
+source scripts/lib/builds.sh
+udt_binary
 OUT=$(mktemp -d)
 NS_A=udt-bench-cost-a-$$
 NS_B=udt-bench-cost-b-$$
@@ -57,21 +55,15 @@ one() {
   tc -n "$NS_B" -s qdisc show dev vb | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -1 >"$out.drops"
 }
 
-builds=(new)
-[ -n "${UDT_BASE:-}" ] && builds=(new base)
-for round in $(seq 1 "$RUNS"); do
-  order=("${builds[@]}")
-  if [ $((round % 2)) = 0 ] && [ ${#builds[@]} = 2 ]; then order=(base new); fi
-  for b in "${order[@]}"; do
-    bin=$UDT
-    [ "$b" = base ] && bin=$UDT_BASE
-    flock -x "$LOCK" bash -c "$(declare -f one cleanup shaped_pair); \
+# One locked run: build $1 (binary $2), round $3.
+run() {
+  flock -x "$LOCK" bash -c "$(declare -f one cleanup shaped_pair); \
       NS_A=$NS_A NS_B=$NS_B RATE=$RATE CTRL=$CTRL SECS=$SECS LOAD=$LOAD EVENTS=$EVENTS; \
-      one '$bin' '$OUT/$b-$round'"
-  done
-done
+      one '$2' '$OUT/$1-$3'"
+}
+for_each_build "$RUNS" run
 
-python3 - "$OUT" "$RUNS" "${builds[@]}" <<'PY'
+python3 - "$OUT" "$RUNS" "${BUILDS[@]}" <<'PY'
 import json, statistics, sys
 out, runs, builds = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 

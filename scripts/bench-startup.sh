@@ -19,12 +19,10 @@ SIZE=${2:-1G}
 CTRL=${3:-model}
 SHAPE=${SHAPE:-4gbit}
 LOCK=/tmp/udt-bench.lock
-TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 [ "$(id -u)" = 0 ] || { echo "bench-startup.sh: needs root (network namespaces)" >&2; exit 2; }
-if [ -z "${UDT:-}" ]; then
-  cargo build --release -q -p udt-cli
-  UDT=$TARGET/release/udt
-fi
+# shellcheck source=lib/builds.sh
+source scripts/lib/builds.sh
+udt_binary
 OUT=$(mktemp -d)
 NS_A=udt-bench-start-a-$$
 NS_B=udt-bench-start-b-$$
@@ -50,21 +48,15 @@ one() {
   wait "$server" || true
 }
 
-builds=(new)
-[ -n "${UDT_BASE:-}" ] && builds=(new base)
-for round in $(seq 1 "$RUNS"); do
-  order=("${builds[@]}")
-  if [ $((round % 2)) = 0 ] && [ ${#builds[@]} = 2 ]; then order=(base new); fi
-  for b in "${order[@]}"; do
-    bin=$UDT
-    [ "$b" = base ] && bin=$UDT_BASE
-    flock -x "$LOCK" bash -c "$(declare -f one cleanup shaped_pair); \
+# One locked run: build $1 (binary $2), round $3.
+run() {
+  flock -x "$LOCK" bash -c "$(declare -f one cleanup shaped_pair); \
       NS_A=$NS_A NS_B=$NS_B SHAPE=$SHAPE CTRL=$CTRL SIZE=$SIZE; \
-      one '$bin' '$OUT/$b-$round.json'"
-  done
-done
+      one '$2' '$OUT/$1-$3.json'"
+}
+for_each_build "$RUNS" run
 
-python3 - "$OUT" "$SHAPE" "${builds[@]}" <<'PY'
+python3 - "$OUT" "$SHAPE" "${BUILDS[@]}" <<'PY'
 import json, os, re, statistics, sys
 out, shape, builds = sys.argv[1], sys.argv[2], sys.argv[3:]
 m = re.fullmatch(r"(\d+(?:\.\d+)?)([kmg]?)bit", shape.lower())

@@ -858,10 +858,11 @@ impl ModelBased {
     fn leave_competition(&mut self, now: Instant, at_least_entry: bool) -> Option<Competition> {
         let c = self.competing.take()?;
         let rtt = self.srtt.max(self.min_rtt()).as_secs_f64().max(1e-6);
-        let delivered = self.bw.max();
-        let rate = match c.cwnd() / rtt {
-            window_rate if delivered > 0.0 => window_rate.min(delivered),
-            window_rate => window_rate,
+        let (window_rate, delivered) = (c.cwnd() / rtt, self.bw.max());
+        let rate = if delivered > 0.0 {
+            window_rate.min(delivered)
+        } else {
+            window_rate
         };
         let floor = if at_least_entry { c.bw_at_entry() } else { 0.0 };
         tracing::debug!(

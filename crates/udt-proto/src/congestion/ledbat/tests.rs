@@ -34,6 +34,17 @@ impl Script {
         }
     }
 
+    /// A steady scavenger after one round at the base delay and `rounds` with a queue above
+    /// the target (slow start over).
+    fn queued(rounds: u32) -> Self {
+        let mut s = Self::new(steady());
+        s.round(BASE_RTT);
+        for _ in 0..rounds {
+            s.round(BASE_RTT + above_target());
+        }
+        s
+    }
+
     /// Send `pkts` new packets spread evenly over `span`.
     fn send(&mut self, pkts: u32, span: Duration) {
         let gap = span / pkts.max(1);
@@ -227,11 +238,7 @@ fn below_target_the_window_grows_by_at_most_gain_per_round_trip() {
 
 #[test]
 fn an_idle_queue_restarts_slow_start() {
-    let mut s = Script::new(steady());
-    s.round(BASE_RTT);
-    for _ in 0..4 {
-        s.round(BASE_RTT + above_target());
-    }
+    let mut s = Script::queued(4);
     assert!(!s.cc.in_slow_start());
     // The competing traffic left: the queue is empty for two round trips and more.
     for _ in 0..6 {
@@ -326,11 +333,7 @@ fn base_delay_forgets_minutes_older_than_the_history() {
 
 #[test]
 fn pacing_spreads_the_window_over_the_round_trip() {
-    let mut s = Script::new(steady());
-    s.round(BASE_RTT);
-    for _ in 0..5 {
-        s.round(BASE_RTT + above_target());
-    }
+    let s = Script::queued(5);
     assert!(!s.cc.in_slow_start());
     let period = s.cc.send_period().as_secs_f64();
     let want = s.cc.rtt().as_secs_f64() / (PACING_GAIN * s.cc.window_pkts());
@@ -554,11 +557,7 @@ fn after_an_arrival_an_idle_queue_ramps_back_to_the_full_window() {
 /// current filter with 3 s, and a scavenger that was repairing saw a full queue every round.
 #[test]
 fn markers_held_back_by_a_repair_are_no_delay_samples() {
-    let mut s = Script::new(steady());
-    s.round(BASE_RTT);
-    for _ in 0..4 {
-        s.round(BASE_RTT + above_target());
-    }
+    let mut s = Script::queued(4);
     assert!(s.cc.queueing_delay() >= above_target() - ms(1));
     let mut ends = Vec::new();
     for _ in 0..4 {
