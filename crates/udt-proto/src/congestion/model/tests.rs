@@ -39,7 +39,14 @@ fn sampler_measures_the_delivery_rate_and_rtt() {
     let mut min_rtt = Duration::MAX;
     for i in 0u32..20_000 {
         let now = Instant::from_micros(u64::from(i) * 100);
-        s.on_sent(now, isn + i, Duration::from_millis(5), 0, false);
+        s.on_sent(
+            now,
+            isn + i,
+            Duration::from_millis(5),
+            0,
+            false,
+            Duration::ZERO,
+        );
         if i % 100 == 0 && i >= 500 {
             // Everything sent up to 50 ms ago has arrived.
             let sample = s.on_progress(now, isn + (i - 500), Duration::from_millis(25), 0);
@@ -267,7 +274,9 @@ fn heavy_loss_with_a_stalled_ack_keeps_backing_off() {
     drive(&mut model, 10_000.0, Duration::from_millis(50), 5.0);
     let before = model.bandwidth_pkts();
     let mut now = Instant::from_micros(5_000_000);
-    let mut next = 60_000u32;
+    // The flow's own sequence numbers go on from its front (a jump past numbers never sent
+    // would read as thousands delivered at once).
+    let mut next = model.sampler.front().value();
     // Two seconds: every 10 ms, 100 packets sent and 60 of them reported lost; no ACK.
     for _ in 0..200 {
         for _ in 0..100 {
@@ -454,4 +463,79 @@ proptest! {
 fn factory_builds_named_controllers() {
     let f = ModelFactory::default();
     assert_eq!((f.name(), f.build().name()), ("model", "model"));
+}
+
+/// A model flow on a short path (100 µs; ACKs every 10 ms) whose RTT has read 20 ms for the
+/// last 60 ms: a standing queue, and now a loss with it.
+fn short_path_with_a_standing_queue() -> (ModelBased, Instant, SeqNumber) {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_micros(100), 3.0);
+    let mut now = Instant::from_micros(3_000_000);
+    for _ in 0..12 {
+        now += Duration::from_millis(5);
+        model.watch.on_rtt(now, Duration::from_millis(20), false);
+    }
+    model.srtt = Duration::from_millis(20);
+    let largest = model.sampler.front() + 100;
+    (model, now, largest)
+}
+
+/// Where the round trip is shorter than the ACK gap, delivery samples can read above the
+/// link and the flow's own queue then stands: a standing queue is tested before the model
+/// competes. Seen empty under the test, it was the flow's own: the model stays rate-based,
+/// at the rate measured before the test, capped there for a while.
+#[test]
+fn a_queue_that_empties_under_test_was_the_flows_own() {
+    let (mut model, mut now, largest) = short_path_with_a_standing_queue();
+    let before = model.bandwidth_pkts();
+    model.suspect_queue(now, largest, Entry::Loss);
+    assert!(model.queue_test.is_some(), "tested, not competing at once");
+    assert!(!model.competing());
+    assert!(model.bandwidth_pkts() <= before * TEST_GAIN * 1.1);
+    now += Duration::from_millis(20);
+    model.watch.on_rtt(now, Duration::from_micros(150), false);
+    model.judge_queue_test(now, largest);
+    assert!(model.queue_test.is_none() && !model.competing());
+    let (ceiling, _) = model.ceiling.expect("the measured rate caps the estimate");
+    assert_eq!(model.bandwidth_pkts(), ceiling);
+    assert!(
+        (8_000.0..=11_000.0).contains(&ceiling),
+        "measured {ceiling} on a 10,000 pkt/s path"
+    );
+}
+
+/// ... and a queue that stays full under the test is competitors': the model competes, from
+/// the estimate it had before the test.
+#[test]
+fn a_queue_that_stays_under_test_is_competitors() {
+    let (mut model, mut now, largest) = short_path_with_a_standing_queue();
+    let before = model.bandwidth_pkts();
+    model.suspect_queue(now, largest, Entry::Loss);
+    for _ in 0..400 {
+        now += Duration::from_millis(5);
+        model.watch.on_rtt(now, Duration::from_millis(20), false);
+        model.judge_queue_test(now, largest);
+        if model.competing() {
+            break;
+        }
+    }
+    assert!(model.competing(), "still testing after 2 s");
+    assert!(model.queue_test.is_none());
+    assert_eq!(model.bandwidth_pkts(), before);
+}
+
+/// On a path longer than the ACK gap the samples span round trips: a standing queue there
+/// is not the flow's own, and the model competes at once.
+#[test]
+fn a_long_path_competes_without_a_test() {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_millis(40), 3.0);
+    let mut now = Instant::from_micros(3_000_000);
+    for _ in 0..40 {
+        now += Duration::from_millis(5);
+        model.watch.on_rtt(now, Duration::from_millis(80), false);
+    }
+    let largest = model.sampler.front() + 100;
+    model.suspect_queue(now, largest, Entry::Loss);
+    assert!(model.competing() && model.queue_test.is_none());
 }
