@@ -64,8 +64,8 @@
 //! queue can be the model's own: each delivery sample spans a few ACK gaps whose lengths
 //! wobble, and the estimate, the highest sample, reads a few percent above the link. So
 //! there a standing queue (after the drain, at a loss, or at the end of a gain cycle) is
-//! first tested: the model paces at three quarters of the rate it measured over its last 16 ACKs, and
-//! competes only if the queue does not empty (see [`QueueTest`]).
+//! first tested: the model paces at three quarters of the rate it measured over its last 16
+//! ACKs, and competes only if the queue does not empty (see `QueueTest`).
 //!
 //! Everything is O(1) per hook apart from `on_loss`, which is linear in the NAK's ranges.
 //! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
