@@ -60,8 +60,8 @@
 //! Losses with the queue empty also keep it from competing for a while: the path has random
 //! loss. See `model/competition.rs`.
 //!
-//! Where the floor RTT is shorter than the gap between ACKs (veth pairs, LANs), a standing
-//! queue can be the model's own: each delivery sample spans a few ACK gaps whose lengths
+//! With [`ModelConfig::own_queue_test`] (off by default): where the floor RTT is shorter
+//! than the gap between ACKs (veth pairs, LANs), a standing queue can be the model's own: each delivery sample spans a few ACK gaps whose lengths
 //! wobble, and the estimate, the highest sample, reads a few percent above the link. So
 //! there a standing queue (after the drain, at a loss, or at the end of a gain cycle) is
 //! first tested: the model paces at three quarters of the rate it measured over its last 16
@@ -143,6 +143,7 @@ pub struct ModelConfig {
     initial_window_pkts: f64,
     min_window_pkts: f64,
     tcp_friendly: bool,
+    own_queue_test: bool,
     share: ShareConfig,
 }
 
@@ -214,6 +215,18 @@ impl ModelConfig {
         self
     }
 
+    /// Whether, where the floor RTT is shorter than the gap between ACKs, a standing queue is
+    /// tested before the model competes (see `QueueTest`; with it, delivery samples there
+    /// span about three ACK gaps and the recent RTT two). Default off: on the shaped 45
+    /// Mbit/s veth pair it kept every logged flow rate-based with the queue near empty (RTT
+    /// 1.4-1.7 ms instead of 18-20, a third of the retransmissions), but on loopback, where
+    /// the receiver's CPU is the bottleneck, flows then moved 10 Gbit/s instead of the 13-14
+    /// that the CUBIC mode's standing queue reached (BENCHMARKS.md, session 13).
+    pub fn own_queue_test(&mut self, on: bool) -> &mut Self {
+        self.own_queue_test = on;
+        self
+    }
+
     /// The fair-share rule among model flows (`model/share.rs`): packets each flow may keep
     /// in a standing queue (default 32; 0 turns the rule off), and the standing delay up to
     /// which the rule does nothing (default 2 ms). The rule is off while
@@ -255,6 +268,7 @@ impl Default for ModelConfig {
             initial_window_pkts: 32.0,
             min_window_pkts: 4.0,
             tcp_friendly: true,
+            own_queue_test: false,
             share: ShareConfig::default(),
         }
     }
@@ -517,7 +531,7 @@ impl ModelBased {
     /// bandwidth filter keeps the highest sample (see [`Sampler::on_sent`]). Start-up keeps
     /// the latest state: its rate doubles each round, and a longer span would lag it.
     fn sample_reach(&self) -> Duration {
-        if self.filled {
+        if self.filled && self.config.own_queue_test {
             (self.ack_gap * 2).saturating_sub(self.min_rtt())
         } else {
             Duration::ZERO
@@ -544,7 +558,9 @@ impl ModelBased {
             } else {
                 (self.ack_gap * 7 + gap) / 8
             };
-            self.watch.set_ack_gap(self.ack_gap);
+            if self.config.own_queue_test {
+                self.watch.set_ack_gap(self.ack_gap);
+            }
         }
         self.last_ack_at = Some(now);
     }
@@ -840,6 +856,7 @@ impl ModelBased {
     /// the link) before it overflows.
     fn judge_cycle(&mut self, now: Instant, largest_sent: SeqNumber) {
         let short = self.watch.floor().is_some_and(|f| f < self.ack_gap);
+        let short = short && self.config.own_queue_test;
         if short && self.competing.is_none() && self.judging() && self.watch.queue_full(self.srtt) {
             self.suspect_queue(now, largest_sent, Entry::Drained);
         }
@@ -879,7 +896,7 @@ impl ModelBased {
             return;
         }
         let floor = self.watch.floor().unwrap_or(self.min_rtt());
-        let short = floor < self.ack_gap;
+        let short = floor < self.ack_gap && self.config.own_queue_test;
         let resumable = self
             .suspended
             .as_ref()

@@ -71,9 +71,10 @@
 //! 4-10 cubic flows then took 0.52-0.68 of an equal share, one beside a single kernel-like
 //! flow 1.68).
 //!
-//! On paths whose floor RTT is shorter than the gap between ACKs, each of the three first
-//! starts a queue test in `model.rs` (`QueueTest`): there the model's estimate can read
-//! above the link, and its own queue would otherwise look like competitors'.
+//! With `ModelConfig::own_queue_test` on, where the floor RTT is shorter than the gap between
+//! ACKs, each of the three first starts a queue test in `model.rs` (`QueueTest`): there the
+//! model's estimate can read above the link, and its own queue would otherwise look like
+//! competitors'.
 //!
 //! Start-up's own losses are ignored until the queue has been seen empty or [`settle`] has
 //! passed since the drain. Two `model` flows alone keep a standing queue (their estimates add

@@ -468,7 +468,7 @@ fn factory_builds_named_controllers() {
 /// A model flow on a short path (100 µs; ACKs every 10 ms) whose RTT has read 20 ms for the
 /// last 60 ms: a standing queue, and now a loss with it.
 fn short_path_with_a_standing_queue() -> (ModelBased, Instant, SeqNumber) {
-    let mut model = ModelBased::default();
+    let mut model = ModelBased::new(ModelConfig::default().own_queue_test(true).clone());
     drive(&mut model, 10_000.0, Duration::from_micros(100), 3.0);
     let mut now = Instant::from_micros(3_000_000);
     for _ in 0..12 {
@@ -524,11 +524,26 @@ fn a_queue_that_stays_under_test_is_competitors() {
     assert_eq!(model.bandwidth_pkts(), before);
 }
 
+/// Off (the default), a standing queue on a short path makes the model compete at once.
+#[test]
+fn without_the_queue_test_a_short_path_competes_at_once() {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_micros(100), 3.0);
+    let mut now = Instant::from_micros(3_000_000);
+    for _ in 0..12 {
+        now += Duration::from_millis(5);
+        model.watch.on_rtt(now, Duration::from_millis(20), false);
+    }
+    let largest = model.sampler.front() + 100;
+    model.suspect_queue(now, largest, Entry::Loss);
+    assert!(model.competing() && model.queue_test.is_none());
+}
+
 /// On a path longer than the ACK gap the samples span round trips: a standing queue there
 /// is not the flow's own, and the model competes at once.
 #[test]
 fn a_long_path_competes_without_a_test() {
-    let mut model = ModelBased::default();
+    let mut model = ModelBased::new(ModelConfig::default().own_queue_test(true).clone());
     drive(&mut model, 10_000.0, Duration::from_millis(40), 3.0);
     let mut now = Instant::from_micros(3_000_000);
     for _ in 0..40 {
