@@ -543,8 +543,13 @@ impl ModelBased {
     /// so) a phase of one min RTT ends before an ACK reports it, and each delivery sample
     /// averages the 1.25 and 0.75 phases back to 1: the estimate can then never grow (a flow
     /// that left startup at 190 Mbit/s on a 1 Gbit/s, 300 µs path stayed there).
+    ///
+    /// Samples that reach back ([`ModelBased::sample_reach`]) span that much longer, and the
+    /// phase with them: spanning more than a phase, a sample averages the 1.25 probe with
+    /// the phases around it. On loopback (ACKs a millisecond apart) the estimate then stayed
+    /// at 0.83-0.86 million packets a second (10 Gbit/s) where the receiver could take 14.
     fn phase_length(&self) -> Duration {
-        self.min_rtt().max(self.ack_gap * 2)
+        self.min_rtt().max(self.ack_gap * 2) + self.sample_reach()
     }
 
     /// Fold the time since the previous ACK into the smoothed gap (gain 1/8). A gap longer
