@@ -61,11 +61,11 @@
 //! loss. See `model/competition.rs`.
 //!
 //! With [`ModelConfig::own_queue_test`] (off by default): where the floor RTT is shorter
-//! than the gap between ACKs (veth pairs, LANs), a standing queue can be the model's own: each delivery sample spans a few ACK gaps whose lengths
-//! wobble, and the estimate, the highest sample, reads a few percent above the link. So
-//! there a standing queue (after the drain, at a loss, or at the end of a gain cycle) is
-//! first tested: the model paces at three quarters of the rate it measured over its last 16
-//! ACKs, and competes only if the queue does not empty (see `QueueTest`).
+//! than the gap between ACKs (veth pairs, LANs), a standing queue can be the model's own:
+//! there the estimate, the highest delivery sample, was seen to read a few percent above the
+//! link. So there a standing queue (after the drain, at a loss, or at the end of a gain
+//! cycle) is first tested: the model paces at three quarters of the rate it measured over
+//! its last 16 ACKs, and competes only if the queue does not empty (see `QueueTest`).
 //!
 //! Everything is O(1) per hook apart from `on_loss`, which is linear in the NAK's ranges.
 //! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
@@ -216,8 +216,8 @@ impl ModelConfig {
     }
 
     /// Whether, where the floor RTT is shorter than the gap between ACKs, a standing queue is
-    /// tested before the model competes (see `QueueTest`; with it, delivery samples there
-    /// span about three ACK gaps and the recent RTT two). Default off: on the shaped 45
+    /// tested before the model competes (see `QueueTest`; with it, the recent RTT there spans
+    /// two ACK gaps). Default off: on the shaped 45
     /// Mbit/s veth pair it kept every logged flow rate-based with the queue near empty (RTT
     /// 1.4-1.7 ms instead of 18-20, a third of the retransmissions), but on loopback, where
     /// the receiver's CPU is the bottleneck, flows then moved 10 Gbit/s instead of the 13-14
@@ -291,10 +291,11 @@ enum Entry {
 ///
 /// Alone, the model keeps the queue nearly empty only if its estimate is not above the
 /// link, and delivery samples read high on some paths: where the round trip is far shorter
-/// than the gap between ACKs a sample spans a few ACK gaps, each of whose length wobbles
-/// with both ends' wake-ups, and the estimate keeps the highest sample. On a 45 Mbit/s veth
-/// path with a 10 ms `tbf` queue it cruised 3-7% above the link, filled the queue within a
-/// second, and took that for competitors (27 of 27 logged flows then ran as CUBIC flows).
+/// than the gap between ACKs a sample spans an ACK gap or a few, and the estimate keeps the
+/// highest sample. On a 45 Mbit/s veth path with a 10 ms `tbf` queue (3,750 pkt/s) samples
+/// read up to 3,913-3,961, with one-gap spans and with three-gap ones alike; the flow
+/// cruised there, filled the queue within a second, and took that for competitors (27 of
+/// 27 logged flows then ran as CUBIC flows).
 /// So before competing, the model paces at [`TEST_GAIN`] of what the path delivered over
 /// the last ACKs (with a standing queue that is the link's rate, or the model's share of
 /// it). A queue of its own then empties; one that competitors keep full does not.
@@ -524,32 +525,13 @@ impl ModelBased {
         (self.min_rtt() / 8).max(self.ack_gap / 16)
     }
 
-    /// How far back before its marker a delivery sample starts counting: far enough that,
-    /// once start-up is over, a sample spans about three ACK gaps even where the round trip
-    /// is far shorter than one (nothing on paths longer than two gaps, where a sample spans
-    /// a round trip anyway). One gap's length wobbles with the receiver's wake-ups, and the
-    /// bandwidth filter keeps the highest sample (see [`Sampler::on_sent`]). Start-up keeps
-    /// the latest state: its rate doubles each round, and a longer span would lag it.
-    fn sample_reach(&self) -> Duration {
-        if self.filled && self.config.own_queue_test {
-            (self.ack_gap * 2).saturating_sub(self.min_rtt())
-        } else {
-            Duration::ZERO
-        }
-    }
-
     /// How long a probe-bandwidth phase lasts: one min RTT, but at least two ACK gaps. On a
     /// path shorter than the gap between ACKs (UDT acknowledges at most every millisecond or
     /// so) a phase of one min RTT ends before an ACK reports it, and each delivery sample
     /// averages the 1.25 and 0.75 phases back to 1: the estimate can then never grow (a flow
     /// that left startup at 190 Mbit/s on a 1 Gbit/s, 300 µs path stayed there).
-    ///
-    /// Samples that reach back ([`ModelBased::sample_reach`]) span that much longer, and the
-    /// phase with them: spanning more than a phase, a sample averages the 1.25 probe with
-    /// the phases around it. On loopback (ACKs a millisecond apart) the estimate then stayed
-    /// at 0.83-0.86 million packets a second (10 Gbit/s) where the receiver could take 14.
     fn phase_length(&self) -> Duration {
-        self.min_rtt().max(self.ack_gap * 2) + self.sample_reach()
+        self.min_rtt().max(self.ack_gap * 2)
     }
 
     /// Fold the time since the previous ACK into the smoothed gap (gain 1/8). A gap longer
@@ -1216,10 +1198,10 @@ impl Controller for ModelBased {
         }
         if !info.retransmit {
             self.sent_in_round += 1;
-            let (spacing, reach) = (self.marker_spacing(), self.sample_reach());
+            let spacing = self.marker_spacing();
             let limited = self.mode == ModelMode::ProbeRtt || self.app_limited_until.is_some();
             self.sampler
-                .on_sent(now, info.seq, spacing, self.lost_total, limited, reach);
+                .on_sent(now, info.seq, spacing, self.lost_total, limited);
         }
     }
 

@@ -94,13 +94,14 @@ const FLOOR_BUCKET: Duration = Duration::from_secs(30);
 /// (at least [`MIN_RECENT`]): long enough that a sample held back by a hole is beaten by a
 /// clean one, short enough to show the queue as it was when a loss happened.
 const RECENT_FLOORS: f64 = 0.5;
-/// ... and at least this many gaps between ACKs: where the round trip is far shorter than
-/// that gap, only the marker sent just before the packet that triggers an ACK reads the
-/// round trip, the others read it plus their wait for the ACK (up to a gap), so a window
-/// holding a single ACK's samples showed a queue of several milliseconds on an idle 45
-/// Mbit/s veth path (16 packets, 4.3 ms, per ACK).
-const RECENT_ACK_GAPS: u32 = 2;
 pub(super) const MIN_RECENT: Duration = Duration::from_millis(2);
+/// With the model's queue test on, the recent RTT also spans at least this many gaps
+/// between ACKs: where the round trip is far shorter than that gap, only the marker sent
+/// just before the packet that triggers an ACK reads the round trip, the others read it plus
+/// their wait for the ACK (up to a gap), so a window holding a single ACK's samples showed a
+/// queue of several milliseconds on an idle 45 Mbit/s veth path (16 packets, 4.3 ms, per
+/// ACK).
+const RECENT_ACK_GAPS: u32 = 2;
 /// Queue above the floor that counts as full at a loss: the larger of a fraction of the floor
 /// and an absolute delay. Alone, the model's 1.25 phase queues a quarter of the floor at
 /// most; beside flows that fill a one-BDP queue it is up to the whole floor.
@@ -191,7 +192,8 @@ pub(super) struct QueueWatch {
     /// When the last [`RANDOM_LOSSES`] losses with the queue empty came, at least a floor
     /// apart, oldest first (see [`QueueWatch::random_loss_lately`]).
     random_losses: [Option<Instant>; RANDOM_LOSSES],
-    /// The smoothed gap between ACKs (see [`RECENT_ACK_GAPS`]).
+    /// The smoothed gap between ACKs (see [`RECENT_ACK_GAPS`]); zero, and so no part of the
+    /// recent window, unless the model's queue test is on.
     ack_gap: Duration,
 }
 

@@ -30,8 +30,8 @@ use crate::time::Instant;
 /// How many markers can be outstanding: 8 per RTT for up to eight RTTs of flight, or 16 per
 /// ACK gap for up to four gaps.
 const MARKERS: usize = 64;
-/// How many past states of delivery (one per advance of the front) a marker can reach back
-/// to; see [`Sampler::on_sent`].
+/// How many past states of delivery (one per advance of the front) [`Sampler::recent_rate`]
+/// spans.
 const HISTORY: usize = 16;
 
 /// The delivery count as it stood after one advance of the front.
@@ -41,8 +41,6 @@ struct Delivered {
     at: Instant,
     /// Packets delivered by then.
     count: u64,
-    /// Send time of the newest marker acknowledged by then.
-    first_sent_time: Instant,
     /// Losses reported by then.
     lost: u64,
 }
@@ -119,7 +117,6 @@ impl Sampler {
             history: [Delivered {
                 at: now,
                 count: 0,
-                first_sent_time: now,
                 lost: 0,
             }; HISTORY],
             history_head: 0,
@@ -134,14 +131,7 @@ impl Sampler {
 
     /// A new packet `seq` leaves at `now`, with `lost` losses reported so far (`limited`:
     /// while the rate is held down on purpose); mark it if the last marker is at least
-    /// `spacing` old and the ring has room. Its sample will count from the delivery state
-    /// at least `reach` old (the latest with zero).
-    ///
-    /// Why reach back: where the round trip is far shorter than the gap between ACKs, a
-    /// sample spans one ACK gap, and the gap's length wobbles by both ends' wake-up
-    /// latency. The estimate is the maximum of ten such samples, so it takes the shortest
-    /// gap: on a 45 Mbit/s veth path (16 packets an ACK, 4.3 ms apart) it read 5-6% above
-    /// the link, and pacing at it filled the bottleneck's queue within 0.2 s.
+    /// `spacing` old and the ring has room.
     pub(super) fn on_sent(
         &mut self,
         now: Instant,
@@ -149,7 +139,6 @@ impl Sampler {
         spacing: Duration,
         lost: u64,
         limited: bool,
-        reach: Duration,
     ) {
         // Packets that leave at one instant (a pacing train, one `sendmmsg`) are one send
         // event: the newest marker stands for the last of them, so a sample counts the whole
@@ -169,46 +158,24 @@ impl Sampler {
         if seq < self.front {
             return;
         }
-        let from = self.reach_back(now, reach).unwrap_or(Delivered {
-            at: self.delivered_time,
-            count: self.delivered,
-            first_sent_time: self.first_sent_time,
-            lost,
-        });
         let slot = (self.head + self.len) % MARKERS;
         self.markers[slot] = Marker {
             seq,
             sent_at: now,
-            delivered: from.count,
-            delivered_time: from.at,
-            first_sent_time: from.first_sent_time,
-            lost: from.lost,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            lost,
             limited,
         };
         self.len += 1;
         self.last_mark = Some(now);
     }
 
-    /// The newest delivery state at least `reach` old at `now` (the oldest kept if none is
-    /// that old), or `None` with a zero reach or no state yet.
-    fn reach_back(&self, now: Instant, reach: Duration) -> Option<Delivered> {
-        if reach.is_zero() || self.history_len == 0 {
-            return None;
-        }
-        let mut oldest = None;
-        for back in 0..self.history_len {
-            let d = self.history[(self.history_head + HISTORY - back) % HISTORY];
-            if now - d.at >= reach {
-                return Some(d);
-            }
-            oldest = Some(d);
-        }
-        oldest
-    }
-
     /// The delivery rate over the remembered advances of the front (the last [`HISTORY`]),
     /// packets per second, holes the front passed left out; `None` before two advances.
-    /// Over that many ACKs the wobble of each ACK's timing averages out.
+    /// (On a 3,750 pkt/s veth path, 16 ACKs or 70 ms, it read 3,547-3,943 with a standing
+    /// queue.)
     pub(super) fn recent_rate(&self) -> Option<f64> {
         if self.history_len < 2 {
             return None;
@@ -231,7 +198,6 @@ impl Sampler {
         self.history[self.history_head] = Delivered {
             at: self.delivered_time,
             count: self.delivered,
-            first_sent_time: self.first_sent_time,
             lost,
         };
     }
