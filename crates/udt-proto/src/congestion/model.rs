@@ -842,9 +842,8 @@ impl ModelBased {
     /// standing is not the probe's. Test whether it is the model's own (its estimate above
     /// the link) before it overflows.
     fn judge_cycle(&mut self, now: Instant, largest_sent: SeqNumber) {
-        let short = self.watch.floor().is_some_and(|f| f < self.ack_gap);
-        let short = short && self.config.own_queue_test;
-        if short && self.competing.is_none() && self.judging() && self.watch.queue_full(self.srtt) {
+        let full = self.watch.queue_full(self.srtt);
+        if self.queue_testable() && self.competing.is_none() && self.judging() && full {
             self.suspect_queue(now, largest_sent, Entry::Drained);
         }
     }
@@ -883,13 +882,12 @@ impl ModelBased {
             return;
         }
         let floor = self.watch.floor().unwrap_or(self.min_rtt());
-        let short = floor < self.ack_gap && self.config.own_queue_test;
         let resumable = self
             .suspended
             .as_ref()
             .is_some_and(|(left, _)| now - *left < MEMORY);
         let measured = self.sampler.recent_rate().filter(|r| *r > 0.0);
-        let (Some(measured), true, false) = (measured, short, resumable) else {
+        let (Some(measured), true, false) = (measured, self.queue_testable(), resumable) else {
             self.compete(now, largest_sent, entry);
             return;
         };
@@ -921,6 +919,13 @@ impl ModelBased {
             bw_before: self.bandwidth_pkts(),
         });
         self.bw.reset(self.round, rate);
+    }
+
+    /// Whether a standing queue is tested before the model competes: the option is on and
+    /// the path's floor RTT (the min RTT until there is one) is shorter than the ACK gap.
+    fn queue_testable(&self) -> bool {
+        let floor = self.watch.floor().unwrap_or(self.min_rtt());
+        self.config.own_queue_test && floor < self.ack_gap
     }
 
     /// The queue test's verdict: the queue was seen empty (the model's own: cruise on at

@@ -456,19 +456,37 @@ fn factory_builds_named_controllers() {
     assert_eq!((f.name(), f.build().name()), ("model", "model"));
 }
 
-/// A model flow on a short path (100 µs; ACKs every 10 ms) whose RTT has read 20 ms for the
-/// last 60 ms: a standing queue, and now a loss with it.
-fn short_path_with_a_standing_queue() -> (ModelBased, Instant, SeqNumber) {
-    let mut model = ModelBased::new(ModelConfig::default().own_queue_test(true).clone());
-    drive(&mut model, 10_000.0, Duration::from_micros(100), 3.0);
+/// A model flow (`config`) driven for 3 s over a 10,000 pkt/s path of `rtt` (ACKs every
+/// 10 ms) whose RTT has then read `queued` for the last `samples` × 5 ms: a standing queue,
+/// and now a loss with it. Returns the flow, the time and its largest sequence sent.
+fn with_a_standing_queue(
+    config: &ModelConfig,
+    rtt: Duration,
+    queued: Duration,
+    samples: u32,
+) -> (ModelBased, Instant, SeqNumber) {
+    let mut model = ModelBased::new(config.clone());
+    drive(&mut model, 10_000.0, rtt, 3.0);
     let mut now = Instant::from_micros(3_000_000);
-    for _ in 0..12 {
+    for _ in 0..samples {
         now += Duration::from_millis(5);
-        model.watch.on_rtt(now, Duration::from_millis(20), false);
+        model.watch.on_rtt(now, queued, false);
     }
-    model.srtt = Duration::from_millis(20);
+    model.srtt = queued;
     let largest = model.sampler.front() + 100;
     (model, now, largest)
+}
+
+/// [`with_a_standing_queue`] with the queue test on, on a short path (100 µs) whose RTT has
+/// read 20 ms for the last 60 ms.
+fn short_path_with_a_standing_queue() -> (ModelBased, Instant, SeqNumber) {
+    let config = ModelConfig::default().own_queue_test(true).clone();
+    with_a_standing_queue(
+        &config,
+        Duration::from_micros(100),
+        Duration::from_millis(20),
+        12,
+    )
 }
 
 /// Where the round trip is shorter than the ACK gap, delivery samples can read above the
@@ -518,14 +536,9 @@ fn a_queue_that_stays_under_test_is_competitors() {
 /// Off (the default), a standing queue on a short path makes the model compete at once.
 #[test]
 fn without_the_queue_test_a_short_path_competes_at_once() {
-    let mut model = ModelBased::default();
-    drive(&mut model, 10_000.0, Duration::from_micros(100), 3.0);
-    let mut now = Instant::from_micros(3_000_000);
-    for _ in 0..12 {
-        now += Duration::from_millis(5);
-        model.watch.on_rtt(now, Duration::from_millis(20), false);
-    }
-    let largest = model.sampler.front() + 100;
+    let (short, queued) = (Duration::from_micros(100), Duration::from_millis(20));
+    let (mut model, now, largest) =
+        with_a_standing_queue(&ModelConfig::default(), short, queued, 12);
     model.suspect_queue(now, largest, Entry::Loss);
     assert!(model.competing() && model.queue_test.is_none());
 }
@@ -534,14 +547,9 @@ fn without_the_queue_test_a_short_path_competes_at_once() {
 /// is not the flow's own, and the model competes at once.
 #[test]
 fn a_long_path_competes_without_a_test() {
-    let mut model = ModelBased::new(ModelConfig::default().own_queue_test(true).clone());
-    drive(&mut model, 10_000.0, Duration::from_millis(40), 3.0);
-    let mut now = Instant::from_micros(3_000_000);
-    for _ in 0..40 {
-        now += Duration::from_millis(5);
-        model.watch.on_rtt(now, Duration::from_millis(80), false);
-    }
-    let largest = model.sampler.front() + 100;
+    let config = ModelConfig::default().own_queue_test(true).clone();
+    let (long, queued) = (Duration::from_millis(40), Duration::from_millis(80));
+    let (mut model, now, largest) = with_a_standing_queue(&config, long, queued, 40);
     model.suspect_queue(now, largest, Entry::Loss);
     assert!(model.competing() && model.queue_test.is_none());
 }
