@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use crate::seq::SeqNumber;
-use crate::time::{duration_micros, Instant};
+use crate::time::{duration_micros, duration_nanos, Instant};
 
 /// Smoothed RTT and RTT variance, in 4.11's integer EWMA form.
 ///
@@ -124,9 +124,16 @@ impl Default for RttEstimator {
 /// gaps inside trains (a few µs through a veth), the median filter then dropped the gaps
 /// between them, and a 1 Gbit/s flow in trains read as 4 Gbit/s. Datagrams stamped with one
 /// time (a GRO train) are the same case. An event records at most [`ARRIVAL_WINDOW`] entries.
+///
+/// Intervals are kept in nanoseconds where 4.11 keeps whole microseconds. A loopback flow
+/// arrives in GRO trains at under 1 µs a packet: whole microseconds read each as 1 µs (or
+/// 0, truncated) and the speed could not exceed 1M packets a second (11.6 Gbit/s of
+/// payload). The model caps its delivery samples near the reported speed, so its estimate
+/// stuck at ~0.9M while the path delivered 1.3M. Only the precision changes: the ACK still
+/// reports packets per second.
 #[derive(Clone, Debug)]
 pub(crate) struct ArrivalSpeed {
-    window_us: [u32; ARRIVAL_WINDOW],
+    window_ns: [u32; ARRIVAL_WINDOW],
     next: usize,
     /// When the arrival event under way began, and when its last packet arrived.
     event: Option<(Instant, Instant)>,
@@ -147,7 +154,7 @@ impl ArrivalSpeed {
     /// intervals displace them (as 4.11's first ACK shows).
     pub(crate) fn new() -> Self {
         Self {
-            window_us: [1_000_000; ARRIVAL_WINDOW],
+            window_ns: [1_000_000_000; ARRIVAL_WINDOW],
             next: 0,
             event: None,
             event_pkts: 0,
@@ -172,13 +179,13 @@ impl ArrivalSpeed {
                 return;
             }
             let packets = self.event_pkts.max(1);
-            let mut interval = micros_u32((now - start) / packets);
+            let mut interval = nanos_u32((now - start) / packets);
             if packets > 1 {
-                // An event faster than 1 µs per packet must not read as "unknown".
+                // An event faster than 1 ns per packet must not read as "unknown".
                 interval = interval.max(1);
             }
             for _ in 0..packets.min(ARRIVAL_WINDOW as u32) {
-                self.window_us[self.next] = interval;
+                self.window_ns[self.next] = interval;
                 self.next = (self.next + 1) % ARRIVAL_WINDOW;
             }
         }
@@ -189,10 +196,11 @@ impl ArrivalSpeed {
     /// Packets per second, or 0 when too few intervals agree with the median.
     ///
     /// UDT4 §4.7: median = element 8 of the first 15 entries sorted (4.11 quirk); keep all
-    /// entries v with M/8 < v < 8·M; if more than 8 are kept, `ceil(1e6 / (sum div count))`.
+    /// entries v with M/8 < v < 8·M; if more than 8 are kept, `ceil(1e9 / (sum div count))`
+    /// (4.11's `1e6` with the intervals in µs).
     pub(crate) fn speed_pkts(&self) -> u32 {
-        let median = quirky_median(&self.window_us);
-        let (sum, count) = filter_around(&self.window_us, median);
+        let median = quirky_median(&self.window_ns);
+        let (sum, count) = filter_around(&self.window_ns, median);
         if count <= (ARRIVAL_WINDOW / 2) as u64 {
             return 0;
         }
@@ -273,18 +281,21 @@ impl CountedSpeed {
 }
 
 /// Receiver-side link capacity (ACK word 5), from back-to-back packet pairs (§4.6, §4.8).
+///
+/// Pair gaps are kept in nanoseconds, as [`ArrivalSpeed`]'s intervals are and for the same
+/// reason: in whole microseconds a pair closer than 1 µs read as 1M packets a second at most.
 #[derive(Clone, Debug)]
 pub(crate) struct LinkCapacity {
-    window_us: [u32; PROBE_WINDOW],
+    window_ns: [u32; PROBE_WINDOW],
     next: usize,
     probe_start: Option<Instant>,
 }
 
 impl LinkCapacity {
-    /// A window filled with 4.11's initial 1000 µs intervals (capacity reads 1000 pkts/s).
+    /// A window filled with 4.11's initial 1000 µs gaps (capacity reads 1000 pkts/s).
     pub(crate) fn new() -> Self {
         Self {
-            window_us: [1000; PROBE_WINDOW],
+            window_ns: [1_000_000; PROBE_WINDOW],
             next: 0,
             probe_start: None,
         }
@@ -300,7 +311,7 @@ impl LinkCapacity {
             0 => self.probe_start = Some(now),
             1 => {
                 if let Some(start) = self.probe_start.take() {
-                    self.window_us[self.next] = micros_u32(now - start);
+                    self.window_ns[self.next] = nanos_u32(now - start);
                     self.next = (self.next + 1) % PROBE_WINDOW;
                 }
             }
@@ -311,11 +322,11 @@ impl LinkCapacity {
     /// Estimated capacity in packets per second; never 0.
     ///
     /// UDT4 §4.8: median = element 32 of the first 63 entries sorted; keep v with
-    /// M/8 < v < 8·M; `ceil(1e6 / ((M + Σkept) / (1 + count)))`. A zero mean (pairs arriving
-    /// within the same microsecond) is read as 1 µs.
+    /// M/8 < v < 8·M; `ceil(1e9 / ((M + Σkept) / (1 + count)))` with the gaps in ns. A zero
+    /// mean (pairs stamped alike) is read as 1 ns.
     pub(crate) fn capacity_pkts(&self) -> u32 {
-        let median = quirky_median(&self.window_us);
-        let (sum, count) = filter_around(&self.window_us, median);
+        let median = quirky_median(&self.window_ns);
+        let (sum, count) = filter_around(&self.window_ns, median);
         let mean = (u64::from(median) + sum) as f64 / (count + 1) as f64;
         per_second(mean.max(1.0))
     }
@@ -387,14 +398,14 @@ fn filter_around(window: &[u32], median: u32) -> (u64, u64) {
         .fold((0, 0), |(sum, count), v| (sum + v, count + 1))
 }
 
-/// `ceil(1e6 / interval_us)`, saturating at `u32::MAX`.
-fn per_second(interval_us: f64) -> u32 {
+/// `ceil(1e9 / interval_ns)`, saturating at `u32::MAX`.
+fn per_second(interval_ns: f64) -> u32 {
     // `as` saturates for floats; interval >= 1 keeps the value finite.
-    (1_000_000.0 / interval_us).ceil() as u32
+    (1e9 / interval_ns).ceil() as u32
 }
 
-fn micros_u32(d: Duration) -> u32 {
-    u32::try_from(duration_micros(d)).unwrap_or(u32::MAX)
+fn nanos_u32(d: Duration) -> u32 {
+    u32::try_from(duration_nanos(d)).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
@@ -495,7 +506,7 @@ mod tests {
     fn arrival_speed_needs_more_than_eight_agreeing_intervals() {
         let mut speed = ArrivalSpeed::new();
         // 8 intervals of 100 µs: the other 8 are still 1 s, so the median is 1 s and only
-        // those 8 pass the filter: 1e6 / 1e6 = 1 ... but 8 is not "more than 8".
+        // those 8 pass the filter: 1e9 / 1e9 = 1 ... but 8 is not "more than 8".
         for i in 0..=8 {
             speed.on_arrival(at(i * 100), true);
         }
@@ -551,14 +562,23 @@ mod tests {
             }
         }
         assert_eq!(speed.speed_pkts(), 200_000);
-        // Trains faster than 1 µs per packet read as 1 µs, not as unknown.
+        // Trains faster than 1 µs per packet (loopback's GRO trains) keep their fraction of a
+        // microsecond: 0.5 µs is 2M packets a second, not 4.11's 1 µs ceiling.
         let mut fast = ArrivalSpeed::new();
         for train in 0..3 {
             for _ in 0..40 {
                 fast.on_arrival(at(1_000 + train * 20), true);
             }
         }
-        assert_eq!(fast.speed_pkts(), 1_000_000);
+        assert_eq!(fast.speed_pkts(), 2_000_000);
+        // 64-packet trains every 50 µs: 781 ns a packet, 1.28M a second.
+        let mut loopback = ArrivalSpeed::new();
+        for train in 0..3 {
+            for _ in 0..64 {
+                loopback.on_arrival(at(1_000 + train * 50), true);
+            }
+        }
+        assert_eq!(loopback.speed_pkts(), 1_280_410);
     }
 
     #[test]
@@ -584,14 +604,14 @@ mod tests {
     fn capacity_ignores_unpaired_second_packet() {
         let mut cap = LinkCapacity::new();
         cap.on_arrival(SeqNumber::new(17), at(10));
-        assert_eq!(cap.window_us, [1000; PROBE_WINDOW]);
+        assert_eq!(cap.window_ns, [1_000_000; PROBE_WINDOW]);
         cap.on_arrival(SeqNumber::new(32), at(20));
         cap.on_arrival(SeqNumber::new(33), at(20));
-        assert_eq!(cap.window_us[0], 0);
-        // One zero sample among 1000s is filtered out; a window of zeros reads as 1 µs.
+        assert_eq!(cap.window_ns[0], 0);
+        // One zero sample among 1000s is filtered out; a window of zeros reads as 1 ns.
         assert_eq!(cap.capacity_pkts(), 1000);
-        cap.window_us = [0; PROBE_WINDOW];
-        assert_eq!(cap.capacity_pkts(), 1_000_000);
+        cap.window_ns = [0; PROBE_WINDOW];
+        assert_eq!(cap.capacity_pkts(), 1_000_000_000);
     }
 
     #[test]
@@ -601,7 +621,7 @@ mod tests {
         cap.on_arrival(SeqNumber::new(SeqNumber::MAX), at(0));
         cap.on_arrival(SeqNumber::new(0), at(100));
         cap.on_arrival(SeqNumber::new(1), at(150));
-        assert_eq!(cap.window_us[0], 50);
+        assert_eq!(cap.window_ns[0], 50_000);
     }
 
     #[test]
