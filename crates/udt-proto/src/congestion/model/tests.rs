@@ -176,6 +176,24 @@ fn startup_finds_the_bottleneck_and_settles_in_probe_bandwidth() {
     assert!(model.round() > 20);
 }
 
+/// A timeout early in startup (the first window's last packet lost: no NAK) neither ends
+/// startup nor lowers the estimate.
+#[test]
+fn a_timeout_in_startup_does_not_end_it() {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_millis(50), 0.12);
+    assert_eq!(model.mode(), ModelMode::Startup);
+    let bw = model.bandwidth_pkts();
+    let info = TimeoutInfo {
+        rtt: Duration::from_millis(50),
+        recv_rate_pkts: 0,
+        largest_sent: SeqNumber::new(100),
+    };
+    model.on_timeout(Instant::from_micros(130_000), &info);
+    assert_eq!(model.mode(), ModelMode::Startup);
+    assert_eq!(model.bandwidth_pkts(), bw);
+}
+
 /// On a path far shorter than UDT's NAK interval (20 ms at least), a hole whose
 /// retransmission is lost again stays open that long and the connection counts everything
 /// since it as in flight: the window must span the interval, not only two BDPs and an ACK
