@@ -29,10 +29,11 @@ run() {
   local cell rtt loss
   for cell in $CELLS; do
     rtt=${cell%%/*} loss=${cell#*/}
+    # The client writes its report itself: the server's banner shares the link's stdout.
     flock -x "$LOCK" "$2" lab link --rate "$RATE" --rtt "$rtt" --loss "$loss" \
       --a "$2 perf -s -1" -- \
-      sh -c "sleep 0.3; exec '$2' perf -c \$UDT_LAB_A -t $SECS --cc $CTRL --json" \
-      >"$OUT/$1-$3-${cell//\//_}.json" 2>/dev/null || true
+      sh -c "sleep 0.3; exec '$2' perf -c \$UDT_LAB_A -t $SECS --cc $CTRL --json \
+        >'$OUT/$1-$3-${cell//\//_}.json'" >/dev/null 2>&1 || true
   done
 }
 for_each_build "$RUNS" run
