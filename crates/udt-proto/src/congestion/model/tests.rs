@@ -371,6 +371,44 @@ fn arrival_cap_remembers_the_highest_report_of_two_rounds() {
     );
 }
 
+/// A smoothed arrival rate that stopped changing is stale (the receiver reports "unknown"
+/// when its arrival intervals split in two, and the sender keeps its last value): after
+/// [`STALE_ARRIVAL_ROUNDS`] rounds of it a sample is held to the probe gain over the
+/// estimate instead, and the cap returns with the next new report.
+/// Frozen at 777 pkt/s, it held a simulated flow that had left startup at 512 pkt/s near
+/// 1,000 for 20 s.
+#[test]
+fn arrival_cap_lapses_while_the_reports_are_stale() {
+    let mut model = ModelBased {
+        filled: true,
+        ..ModelBased::default()
+    };
+    let now = Instant::ZERO;
+    let isn = model.sampler.front();
+    model.absorb(now, isn, 800);
+    for _ in 0..STALE_ARRIVAL_ROUNDS {
+        model.end_round(now);
+        model.absorb(now, isn, 800);
+    }
+    let capped = model.cap_by_arrival_rate(1_000.0, 800);
+    assert!(
+        (capped - 880.0).abs() < 1e-6,
+        "still fresh enough: {capped}"
+    );
+    model.end_round(now);
+    model.absorb(now, isn, 800);
+    // Stale: held only to what a 1.25 probe can show over the estimate.
+    model.bw.reset(model.round, 900.0);
+    assert_eq!(model.cap_by_arrival_rate(1_000.0, 800), 1_000.0, "stale");
+    assert_eq!(model.cap_by_arrival_rate(2_000.0, 800), 1_125.0, "stale");
+    model.absorb(now, isn, 810);
+    let capped = model.cap_by_arrival_rate(1_000.0, 810);
+    assert!(
+        (capped - 891.0).abs() < 1e-6,
+        "a new report caps again: {capped}"
+    );
+}
+
 /// One model step. Sizes are fractions or small counts so that every sequence is plausible.
 #[derive(Clone, Debug)]
 enum Op {
