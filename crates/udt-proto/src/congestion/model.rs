@@ -113,10 +113,11 @@ const MIN_HEAVY_LOSSES: u64 = 4;
 /// How far a delivery-rate sample may exceed the highest arrival rate the receiver reported
 /// over the last two rounds.
 const ARRIVAL_SLACK: f64 = 1.1;
-/// Rounds without a new arrival-rate report after which the cap lapses. The receiver
-/// reports "unknown" (0, which leaves the smoothed rate as it was) when its intervals split
-/// in two: trains that cross a 1 Gbit/s bottleneck 12 µs a packet, with milliseconds
-/// between them, as a flow well below the link sends them.
+/// Rounds without a new arrival-rate report after which the report no longer caps samples
+/// (the probe gain over the estimate does instead). The receiver reports "unknown" (0, which
+/// leaves the smoothed rate as it was) when its intervals split in two: trains that cross a
+/// 1 Gbit/s bottleneck 12 µs a packet, with milliseconds between them, as a flow well below
+/// the link sends them.
 const STALE_ARRIVAL_ROUNDS: u64 = 2;
 /// Shortest time between two congestion back-offs.
 const BACKOFF_SPACING: Duration = Duration::from_millis(200);
@@ -1133,7 +1134,7 @@ impl ModelBased {
         let arrival = self.arrival_peak();
         let rate = rate.min(MAX_BW_PKTS);
         let stale = self.round > self.arrival_changed_round + STALE_ARRIVAL_ROUNDS;
-        if self.filled && stale {
+        if self.filled && recv_rate_pkts > 16 && stale {
             // Without a current report, at most what one probe can show.
             return rate.min(self.bandwidth_pkts() * CYCLE[0]);
         }
