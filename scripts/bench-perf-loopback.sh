@@ -44,7 +44,7 @@ flow() {
 }
 
 # One round of one build: each controller, then TCP (through the same build's client).
-round() {
+one_round() {
   local build=$1 bin=$2 round=$3 port=15961 cc
   [ "$build" = base ] && port=15962
   for cc in $CCS; do
@@ -53,7 +53,7 @@ round() {
   [ "$build" = new ] && flow "$bin" "$port" tcp "$round" --proto tcp
   return 0
 }
-for_each_build "$RUNS" round
+for_each_build "$RUNS" one_round
 
 python3 - "$OUT" <<'EOF'
 import json, os, statistics, sys

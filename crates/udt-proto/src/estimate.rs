@@ -130,7 +130,8 @@ impl Default for RttEstimator {
 /// 0, truncated) and the speed could not exceed 1M packets a second (11.6 Gbit/s of
 /// payload). The model caps its delivery samples near the reported speed, so its estimate
 /// stuck at ~0.9M while the path delivered 1.3M. Only the precision changes: the ACK still
-/// reports packets per second.
+/// reports packets per second. (A `u32` of nanoseconds holds 4.3 s; a longer gap is stored
+/// as that, where the median filter drops it as an outlier anyway.)
 #[derive(Clone, Debug)]
 pub(crate) struct ArrivalSpeed {
     window_ns: [u32; ARRIVAL_WINDOW],

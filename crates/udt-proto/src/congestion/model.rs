@@ -1131,25 +1131,23 @@ impl ModelBased {
     /// receiver reports nothing new) the cap is the probe gain over the estimate instead: a
     /// stale value held a simulated flow near 1,000 pkt/s on an 85,000 pkt/s link for 20 s.
     fn cap_by_arrival_rate(&self, rate: f64, recv_rate_pkts: u32) -> f64 {
-        let arrival = self.arrival_peak();
         let rate = rate.min(MAX_BW_PKTS);
-        let stale = self.round > self.arrival_changed_round + STALE_ARRIVAL_ROUNDS;
-        if self.filled && recv_rate_pkts > 16 && stale {
+        if !self.filled || recv_rate_pkts <= 16 {
+            return rate;
+        }
+        if self.round > self.arrival_changed_round + STALE_ARRIVAL_ROUNDS {
             // Without a current report, at most what one probe can show.
             return rate.min(self.bandwidth_pkts() * CYCLE[0]);
         }
-        if self.filled && recv_rate_pkts > 16 {
-            if rate > arrival * ARRIVAL_SLACK {
-                tracing::trace!(
-                    sample_pps = rate as u64,
-                    arrival_pps = arrival as u64,
-                    "model: sample capped at the arrival rate"
-                );
-            }
-            rate.min(arrival * ARRIVAL_SLACK)
-        } else {
-            rate
+        let cap = self.arrival_peak() * ARRIVAL_SLACK;
+        if rate > cap {
+            tracing::trace!(
+                sample_pps = rate as u64,
+                arrival_pps = self.arrival_peak() as u64,
+                "model: sample capped at the arrival rate"
+            );
         }
+        rate.min(cap)
     }
 
     /// The window the model wants, in packets: the gain times the BDP, one ACK period of
