@@ -14,10 +14,7 @@
 //! arrived microseconds apart, and the receiver's arrival-speed and packet-pair estimators
 //! (whose results the sender's controller uses) need that spacing.
 //!
-//! Deadlines live in a binary heap with lazy invalidation: a connection has at most one live
-//! entry (its `armed` time); an entry whose time no longer matches is stale and skipped, and
-//! an entry that fires early just re-arms. So a busy connection pushes O(1) entries per
-//! packet and an idle one none.
+//! Deadlines: one heap per port ([`Deadlines`]), one live entry per connection.
 //!
 //! ICMP errors: the socket has `IP_RECVERR` on, so a peer whose port closed (its process
 //! died) is reported through the socket's error queue. It is drained when `ppoll` says
@@ -34,8 +31,6 @@
 //! idle connection's deadlines are hundreds of milliseconds apart, so idle costs almost
 //! nothing.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::SeqCst;
@@ -46,6 +41,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use udt_proto::wire::Capabilities;
 use udt_proto::{Connection, Instant, Route, Sink, Transmit};
 
+use crate::deadlines::Deadlines;
 use crate::mux::{Mux, MuxState};
 use crate::shared::{ConnShared, ConnState};
 use crate::sys::{self, ErrorQueue, RecvBatch, SendBatch};
@@ -106,7 +102,7 @@ struct Output {
     tx: SendBatch,
     /// ICMP reports drained from the socket, until `Driver::deliver_icmp` routes them.
     errq: ErrorQueue,
-    timers: BinaryHeap<TimerEntry>,
+    timers: Deadlines,
     retire: Vec<Arc<ConnShared>>,
     /// Connections whose application is to be woken once their locks are released and the
     /// batch has left (with whether threads were blocked on the condition variable).
@@ -123,7 +119,7 @@ impl Driver {
                 fd: mux.fd(),
                 tx: SendBatch::new(slot, mux.socket_info.gso),
                 errq: ErrorQueue::new(),
-                timers: BinaryHeap::new(),
+                timers: Deadlines::default(),
                 retire: Vec::new(),
                 wake: Vec::new(),
                 rtt_floor: Duration::MAX,
@@ -265,16 +261,10 @@ impl Driver {
     }
 
     fn run_timers(&mut self, now: Instant) {
-        while self.out.timers.peek().is_some_and(|e| e.at <= now) {
-            let Some(entry) = self.out.timers.pop() else {
-                break;
-            };
-            let mut st = entry.conn.lock();
-            if st.armed != Some(entry.at) {
-                continue;
-            }
-            st.armed = None;
-            self.out.drive(now, &entry.conn, &mut st);
+        let out = &mut self.out;
+        while let Some(conn) = out.timers.pop_due(now) {
+            let mut st = conn.lock();
+            out.drive(now, &conn, &mut st);
         }
     }
 
@@ -307,8 +297,8 @@ impl Driver {
         let timer = self
             .out
             .timers
-            .peek()
-            .map(|e| e.at.saturating_duration_since(now));
+            .next()
+            .map(|at| at.saturating_duration_since(now));
         let icmp = self
             .out
             .errq
@@ -450,17 +440,11 @@ impl Output {
                 _ => self.wake.push((Arc::clone(conn), waiters)),
             }
         }
-        if let Some(at) = driven.timeout {
-            // A deadline that is already due was just served: look again next round.
-            let at = at.max(now + Duration::from_nanos(1));
-            if st.armed.is_none_or(|armed| at < armed) {
-                st.armed = Some(at);
-                self.timers.push(TimerEntry {
-                    at,
-                    conn: Arc::clone(conn),
-                });
-            }
-        }
+        // A deadline that is already due was just served: look again next round.
+        let deadline = driven
+            .timeout
+            .map(|at| at.max(now + Duration::from_nanos(1)));
+        self.timers.arm(conn, st, deadline);
         if driven.drained {
             self.retire.push(Arc::clone(conn));
         }
@@ -575,36 +559,6 @@ impl ArrivalClock {
             Some(age) if age <= MAX_AGE => self.now.saturating_sub(age),
             _ => self.now,
         }
-    }
-}
-
-/// A connection's deadline in the timer heap (earliest first).
-struct TimerEntry {
-    at: Instant,
-    conn: Arc<ConnShared>,
-}
-
-impl PartialEq for TimerEntry {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for TimerEntry {}
-
-impl PartialOrd for TimerEntry {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for TimerEntry {
-    /// Reversed, so `BinaryHeap` (a max-heap) pops the earliest deadline.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .at
-            .cmp(&self.at)
-            .then_with(|| other.conn.id.0.cmp(&self.conn.id.0))
     }
 }
 

@@ -49,6 +49,7 @@
 
 pub mod blocking;
 pub mod classic;
+mod deadlines;
 mod driver;
 mod error;
 mod mux;

@@ -40,6 +40,10 @@ pub(crate) struct ConnState {
     /// The deadline of this connection's live entry in the driver's timer heap; entries with
     /// another time are stale and skipped.
     pub(crate) armed: Option<Instant>,
+    /// The connection's own next deadline, as its last drive reported it. It can be later
+    /// than `armed` (a deadline that moved back, such as the ACK timer after a prompt ACK):
+    /// the driver then moves the heap entry before it sleeps rather than waking for it.
+    pub(crate) deadline: Option<Instant>,
     /// Queued for the driver after an application call (dedupes wake-ups).
     pub(crate) dirty: bool,
     /// The I/O thread removed the drained connection, after sending its last datagrams
@@ -63,6 +67,7 @@ impl ConnShared {
             state: Mutex::new(ConnState {
                 conn,
                 armed: None,
+                deadline: None,
                 dirty: false,
                 retired: false,
                 waiters: 0,
@@ -77,6 +82,15 @@ impl ConnShared {
     /// in a consistent state between calls, so poisoning is ignored.
     pub(crate) fn lock(&self) -> MutexGuard<'_, ConnState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The lock if no other thread holds it (see [`Self::lock`] on poisoning).
+    pub(crate) fn try_lock(&self) -> Option<MutexGuard<'_, ConnState>> {
+        match self.state.try_lock() {
+            Ok(guard) => Some(guard),
+            Err(std::sync::TryLockError::Poisoned(e)) => Some(e.into_inner()),
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
     }
 
     /// Wake blocked application threads, if there are any.
