@@ -142,19 +142,49 @@ impl SendBuffer {
 
     /// Queues stream data: accepts as many bytes as fit and cuts them into packets.
     ///
-    /// UDT4 §1.2: each call is one "message" on the wire (first packet First, last Last, a
-    /// single one Solo, O = 0, no TTL), so a 5-byte `send` yields a 5-byte packet; packets
-    /// are not coalesced across calls. Returns the bytes accepted (0 when full or empty).
+    /// As in UDT4 (§1.2) each call is one "message" on the wire (first packet First, last
+    /// Last, a single one Solo, O = 0, no TTL), except that the data first fills up the last
+    /// packet queued if that was never sent (see [`Self::top_up_unsent_tail`]). Returns the
+    /// bytes accepted (0 when full or empty).
     pub fn write_stream(&mut self, data: &[u8], now: Instant) -> usize {
         let _ = now; // stream data never expires
+        let topped = self.top_up_unsent_tail(data);
+        let rest = &data[topped..];
         let fit = self.free_pkts() as usize * self.payload_size;
-        let accepted = &data[..data.len().min(fit)];
-        if accepted.is_empty() {
+        let accepted = &rest[..rest.len().min(fit)];
+        if !accepted.is_empty() {
+            let spec = self.take_spec(false, None);
+            self.push_message(accepted, spec);
+        }
+        topped + accepted.len()
+    }
+
+    /// Stream data joins the last packet queued when that one is still unsent and short (the
+    /// tail of the previous write): a deviation from 4.11, which cuts every `send` call into
+    /// its own packets. A stream is a byte stream to the receiver (4.11's too), so the wire
+    /// is unchanged, but a bulk writer's back-to-back writes then leave full packets, and a
+    /// packet ending a write (Last) means the writer had nothing more queued when it was
+    /// cut: the pause that the receiver's prompt ACK and reader wake-up are for. With each
+    /// 128 KiB write ending in a short packet, a 1 Gbit/s receiver woke its reader at every
+    /// ACK, and each short packet ended a GSO train. Returns the bytes taken.
+    fn top_up_unsent_tail(&mut self, data: &[u8]) -> usize {
+        if self.unsent >= self.slots.len() {
             return 0;
         }
-        let spec = self.take_spec(false, None);
-        self.push_message(accepted, spec);
-        accepted.len()
+        let Some(slot) = self.slots.back_mut() else {
+            return 0;
+        };
+        if slot.dropped || slot.expires.is_some() || slot.meta.in_order {
+            return 0;
+        }
+        let take = (self.payload_size - slot.len as usize).min(data.len());
+        if take == 0 || !self.bytes.extend_back(slot, &data[..take]) {
+            return 0;
+        }
+        slot.len += take as u32;
+        slot.meta.last = take == data.len();
+        self.buffered_bytes += take;
+        take
     }
 
     /// Queues one message whole, or nothing (§7 DGRAM `sendmsg`).
@@ -293,7 +323,8 @@ impl SendBuffer {
         self.slots.is_empty()
     }
 
-    /// Bytes that a stream write would accept now: free packets × payload size.
+    /// Bytes that a stream write would accept now, at least: free packets × payload size
+    /// (a write may also fill up an unsent short tail).
     pub fn free_bytes(&self) -> usize {
         self.free_pkts() as usize * self.payload_size
     }
@@ -463,6 +494,23 @@ impl ChunkStore {
         let offset = chunk.len() as u32;
         chunk.extend_from_slice(piece);
         (id, offset)
+    }
+
+    /// Appends `piece` to `slot`'s bytes if they end the back chunk and it has room.
+    fn extend_back(&mut self, slot: &Slot, piece: &[u8]) -> bool {
+        let back_id = (self.front_id + self.chunks.len() as u64).checked_sub(1);
+        let Some(chunk) = self.chunks.back_mut() else {
+            return false;
+        };
+        let ends_chunk = chunk.len() == (slot.offset + slot.len) as usize;
+        if back_id != Some(slot.chunk)
+            || !ends_chunk
+            || chunk.len() + piece.len() > self.chunk_bytes
+        {
+            return false;
+        }
+        chunk.extend_from_slice(piece);
+        true
     }
 
     fn get(&self, slot: &Slot) -> &[u8] {

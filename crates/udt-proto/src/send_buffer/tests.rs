@@ -26,51 +26,58 @@ fn stream_write_is_cut_into_payload_size_packets() {
     buf.set_base(s(1000));
     let data: Vec<u8> = (0..25).collect();
     assert_eq!(buf.write_stream(&data, T0), 25);
-    assert_eq!(buf.write_stream(b"hello", T0), 5);
     assert_eq!(buf.write_stream(b"", T0), 0);
-    assert_eq!(buf.buffered_bytes(), 30);
-    assert_eq!(buf.unsent_pkts(), 4);
+    assert_eq!(buf.buffered_bytes(), 25);
+    assert_eq!(buf.unsent_pkts(), 3);
     assert_eq!(buf.packet(s(1001)).map(|(_, p)| p), Some(&data[10..20]));
-    assert_eq!(buf.packet(s(1003)).map(|(_, p)| p), Some(&b"hello"[..]));
     let sent = send_all(&mut buf);
     let m1 = MsgNumber::new(1);
-    let m2 = MsgNumber::new(2);
+    let meta = |first, last| PacketMeta {
+        msg: m1,
+        first,
+        last,
+        in_order: false,
+    };
     let expect = [
-        (
-            s(1000),
-            PacketMeta {
-                msg: m1,
-                first: true,
-                last: false,
-                in_order: false,
-            },
-            10,
-        ),
-        (
-            s(1001),
-            PacketMeta {
-                msg: m1,
-                first: false,
-                last: false,
-                in_order: false,
-            },
-            10,
-        ),
-        (
-            s(1002),
-            PacketMeta {
-                msg: m1,
-                first: false,
-                last: true,
-                in_order: false,
-            },
-            5,
-        ),
-        (s(1003), PacketMeta::solo(m2, false), 5),
+        (s(1000), meta(true, false), 10),
+        (s(1001), meta(false, false), 10),
+        (s(1002), meta(false, true), 5),
     ];
     assert_eq!(sent, expect);
-    assert_eq!(buf.unacked_pkts(), 4);
+    assert_eq!(buf.unacked_pkts(), 3);
     assert_eq!(buf.unsent(), None);
+    // The tail went out short: the next write starts a packet (and a message) of its own.
+    assert_eq!(buf.write_stream(b"hello", T0), 5);
+    let sent = send_all(&mut buf);
+    assert_eq!(
+        sent,
+        [(s(1003), PacketMeta::solo(MsgNumber::new(2), false), 5)]
+    );
+}
+
+#[test]
+fn stream_writes_fill_up_a_tail_not_sent_yet() {
+    let mut buf = SendBuffer::new(10, 100);
+    buf.set_base(s(1));
+    assert_eq!(buf.write_stream(&[1; 14], T0), 14);
+    // "hello" joins the unsent 4-byte tail, which still ends a write.
+    assert_eq!(buf.write_stream(b"hello", T0), 5);
+    assert_eq!(buf.unsent_pkts(), 2);
+    assert_eq!(
+        buf.packet(s(2)).map(|(m, p)| (m.last, p.len())),
+        Some((true, 9))
+    );
+    assert_eq!(
+        buf.packet(s(2)).map(|(_, p)| p.to_vec()),
+        Some([&[1; 4][..], b"hello"].concat())
+    );
+    // Three bytes fill it; the rest of the write starts a packet, so the tail no longer
+    // ends a write.
+    assert_eq!(buf.write_stream(b"abcd", T0), 4);
+    let sent = send_all(&mut buf);
+    let lens: Vec<_> = sent.iter().map(|&(_, m, len)| (m.last, len)).collect();
+    assert_eq!(lens, [(false, 10), (false, 10), (true, 3)]);
+    assert_eq!(buf.buffered_bytes(), 23);
 }
 
 #[test]
@@ -78,11 +85,15 @@ fn stream_write_accepts_what_fits() {
     let mut buf = SendBuffer::new(10, 3);
     assert_eq!(buf.free_bytes(), 30);
     assert_eq!(buf.write_stream(&[7; 12], T0), 12);
-    // 2 packets used (one holding 2 bytes): 1 packet = 10 bytes left.
+    // 2 packets used (one holding 2 bytes, with room for 8): 1 packet free.
     assert_eq!(buf.free_bytes(), 10);
-    assert_eq!(buf.write_stream(&[8; 25], T0), 10);
+    assert_eq!(buf.write_stream(&[8; 25], T0), 18);
     assert_eq!(buf.write_stream(&[9; 1], T0), 0);
     assert_eq!(buf.free_pkts(), 0);
+    assert_eq!(
+        buf.packet(s(1)).map(|(m, p)| (m.last, p.len())),
+        Some((false, 10))
+    );
     assert_eq!(
         buf.packet(s(2)).map(|(m, _)| (m.first, m.last)),
         Some((true, true))

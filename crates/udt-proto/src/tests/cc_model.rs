@@ -340,13 +340,17 @@ fn cov(x: &[f64]) -> f64 {
 }
 
 /// 2, 4 and 8 model flows with the same RTT share a 200 Mbit/s, 50 ms bottleneck fairly (with
-/// the fair-share rule; the default is held to a looser bar): the median σ/μ of three seeds
+/// the fair-share rule; the default is held to a looser bar): the median σ/μ of five seeds
 /// at most [`SAME_RTT_COV`] (issue 12's bar is 5%; see the constant).
 ///
 /// The median, because one seed's σ/μ moves a lot with any change to the timing of ACKs or
 /// arrival reports: over 14 seeds each, two flows read 0.003-0.111 before the arrival speed
 /// kept fractions of a microsecond and 0.001-0.131 after, with medians of 0.042 and
-/// 0.037, and the single seed this test used went from 0.026 to 0.125.
+/// 0.037, and the single seed this test used went from 0.026 to 0.125. Five seeds since
+/// stream writes fill up an unsent tail packet (which changes every packet's size after a
+/// write's end): seeds 1-20 read medians 0.041 before and 0.044 after for two flows, 0.054
+/// and 0.072 for four (means 0.046 / 0.050 and 0.069 / 0.073), but this test's first three
+/// seeds for two flows went from a median under 0.1 to 0.126 (0.068, 0.126, 0.183).
 #[test]
 fn model_flows_share_fairly() {
     let link = Link {
@@ -360,7 +364,7 @@ fn model_flows_share_fairly() {
     ] {
         for n in [2usize, 4, 8] {
             let mut covs = Vec::new();
-            for seed in [10, 20, 30].map(|s| s + n as u64) {
+            for seed in [10, 20, 30, 40, 50].map(|s| s + n as u64) {
                 let out = run(&flows(&cc, &vec![50; n]), link, 40, 20, seed);
                 let c = cov(&out.goodput_bps);
                 println!(
@@ -374,7 +378,7 @@ fn model_flows_share_fairly() {
                 covs.push(c);
             }
             covs.sort_by(f64::total_cmp);
-            let median = covs[1];
+            let median = covs[covs.len() / 2];
             assert!(
                 median <= bar,
                 "{name}, {n} flows: median σ/μ {median:.3} of {covs:.3?}"
@@ -390,8 +394,7 @@ fn model_flows_share_fairly() {
 /// A guard against regressions, not a goal: over 45 seeds four default flows read σ/μ
 /// 0.046-0.372 (median 0.108, 6 runs above 0.2) before the arrival speed kept fractions of a
 /// microsecond and 0.026-0.394 (median 0.118, 10 above 0.2) after; this test's three seeds
-/// gave 0.157 and then 0.215 as their median. A median of three above 0.25 took two such
-/// runs in three (about 3% of the time at either build's rate).
+/// gave 0.157 and then 0.215 as their median (of five now: see the test).
 const DEFAULT_SAME_RTT_COV: f64 = 0.25;
 
 /// The bar of [`model_flows_share_fairly`]. Issue 12 asks for 5%; the fair-share rule
