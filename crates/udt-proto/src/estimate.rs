@@ -281,10 +281,20 @@ impl CountedSpeed {
     }
 }
 
+/// The least mean pair gap [`LinkCapacity`] reads, in ns: 1 µs, 4.11's resolution. A pair
+/// that arrives inside one GRO train carries the train's one arrival stamp: its gap reads 0,
+/// which says only that the pair came faster than the receiver can tell apart, not how fast
+/// the bottleneck is. Read as 1 ns (10⁹ packets a second), such pairs made UDT4's native
+/// controller, whose increase grows with the log of the spare capacity, add a hundred times
+/// 4.11's step behind a shaper that passes bursts at line speed: 86 Mbit/s against 180 on a
+/// `tbf` at 200 Mbit/s, twice the retransmissions of the losses (BENCHMARKS.md).
+const MIN_PAIR_GAP_NS: f64 = 1_000.0;
+
 /// Receiver-side link capacity (ACK word 5), from back-to-back packet pairs (§4.6, §4.8).
 ///
-/// Pair gaps are kept in nanoseconds, as [`ArrivalSpeed`]'s intervals are and for the same
-/// reason: in whole microseconds a pair closer than 1 µs read as 1M packets a second at most.
+/// Pair gaps are kept in nanoseconds, as [`ArrivalSpeed`]'s intervals are, so a gap of
+/// 11.8 µs (1 Gbit/s) no longer reads as 11 or 12. The mean gap is still held to at least
+/// [`MIN_PAIR_GAP_NS`], so the capacity reads 1M packets a second at most, as in 4.11.
 #[derive(Clone, Debug)]
 pub(crate) struct LinkCapacity {
     window_ns: [u32; PROBE_WINDOW],
@@ -323,13 +333,13 @@ impl LinkCapacity {
     /// Estimated capacity in packets per second; never 0.
     ///
     /// UDT4 §4.8: median = element 32 of the first 63 entries sorted; keep v with
-    /// M/8 < v < 8·M; `ceil(1e9 / ((M + Σkept) / (1 + count)))` with the gaps in ns. A zero
-    /// mean (pairs stamped alike) is read as 1 ns.
+    /// M/8 < v < 8·M; `ceil(1e9 / ((M + Σkept) / (1 + count)))` with the gaps in ns, the
+    /// mean at least [`MIN_PAIR_GAP_NS`].
     pub(crate) fn capacity_pkts(&self) -> u32 {
         let median = quirky_median(&self.window_ns);
         let (sum, count) = filter_around(&self.window_ns, median);
         let mean = (u64::from(median) + sum) as f64 / (count + 1) as f64;
-        per_second(mean.max(1.0))
+        per_second(mean.max(MIN_PAIR_GAP_NS))
     }
 }
 
@@ -609,10 +619,23 @@ mod tests {
         cap.on_arrival(SeqNumber::new(32), at(20));
         cap.on_arrival(SeqNumber::new(33), at(20));
         assert_eq!(cap.window_ns[0], 0);
-        // One zero sample among 1000s is filtered out; a window of zeros reads as 1 ns.
+        // One zero sample among 1000s is filtered out.
         assert_eq!(cap.capacity_pkts(), 1000);
+    }
+
+    #[test]
+    fn pairs_inside_one_gro_train_read_as_a_microsecond() {
+        let mut cap = LinkCapacity::new();
+        // Every pair stamped alike (one GRO train each): at most 4.11's 1M packets a second,
+        // not 10⁹.
         cap.window_ns = [0; PROBE_WINDOW];
-        assert_eq!(cap.capacity_pkts(), 1_000_000_000);
+        assert_eq!(cap.capacity_pkts(), 1_000_000);
+        // Gaps under a microsecond that the receiver did tell apart are held there too;
+        // longer ones keep their nanoseconds.
+        cap.window_ns = [400; PROBE_WINDOW];
+        assert_eq!(cap.capacity_pkts(), 1_000_000);
+        cap.window_ns = [11_776; PROBE_WINDOW];
+        assert_eq!(cap.capacity_pkts(), 84_919);
     }
 
     #[test]
