@@ -80,11 +80,17 @@ pub(crate) fn try_connected(st: &mut ConnState) -> Option<io::Result<()>> {
 }
 
 /// Read stream data into `buf` (`Ok(0)`: end of stream, or an empty `buf`).
-pub(crate) fn try_read(st: &mut ConnState, buf: &mut [u8]) -> Option<io::Result<usize>> {
+pub(crate) fn try_read(
+    st: &mut ConnState,
+    port: Port<'_>,
+    buf: &mut [u8],
+) -> Option<io::Result<usize>> {
     if buf.is_empty() {
         return Some(Ok(0));
     }
-    recv_step(st.conn.recv(buf))
+    let read = recv_step(st.conn.recv(buf));
+    poke_if_due_sooner(st, port);
+    read
 }
 
 /// Queue as much of `data` as fits, at most [`MAX_WRITE_PER_LOCK`] bytes.
@@ -122,8 +128,28 @@ pub(crate) fn try_send_msg(
 
 /// Receive one whole message into `buf`; its length as copied (a message longer than `buf`
 /// is truncated, as in UDT4).
-pub(crate) fn try_recv_msg(st: &mut ConnState, buf: &mut [u8]) -> Option<io::Result<usize>> {
-    recv_step(st.conn.recv_msg(buf).map(|(copied, _len)| copied))
+pub(crate) fn try_recv_msg(
+    st: &mut ConnState,
+    port: Port<'_>,
+    buf: &mut [u8],
+) -> Option<io::Result<usize>> {
+    let received = recv_step(st.conn.recv_msg(buf).map(|(copied, _len)| copied));
+    poke_if_due_sooner(st, port);
+    received
+}
+
+/// A read can make the connection due sooner than the deadline its I/O thread holds: once the
+/// reader has freed the buffer behind a small advertisement, a window update is due at once,
+/// and a sender stopped by the flow window waits for it. Nothing else drives the receiving
+/// connection then (the sender is silent), so a reader emptying a full 64-packet buffer every
+/// 100 ms got 1-30 KB per read instead of the buffer
+/// (`a_slow_readers_freed_buffer_is_advertised_at_once`). Most reads free no such space and
+/// cost only the comparison.
+fn poke_if_due_sooner(st: &mut ConnState, port: Port<'_>) {
+    let due = st.conn.poll_timeout();
+    if due.is_some_and(|due| st.deadline.is_none_or(|held| due < held)) {
+        port.poke(st);
+    }
 }
 
 /// Flush: done once everything written has been acknowledged (or dropped by its TTL); an

@@ -115,8 +115,9 @@ impl Socket {
     }
 
     fn read_with(&self, blocking: bool, buf: &mut [u8]) -> io::Result<usize> {
+        let port = self.port();
         self.op(blocking, &self.read_timeout_ns, "read", |st| {
-            ops::try_read(st, buf)
+            ops::try_read(st, port, buf)
         })
     }
 
@@ -163,8 +164,9 @@ impl Socket {
 
     pub(crate) fn recv_msg(&self, buf: &mut [u8]) -> io::Result<usize> {
         let blocking = self.recv_blocking.load(Relaxed);
+        let port = self.port();
         self.op(blocking, &self.read_timeout_ns, "recv_msg", |st| {
-            ops::try_recv_msg(st, buf)
+            ops::try_recv_msg(st, port, buf)
         })
     }
 

@@ -75,7 +75,7 @@ impl Conn {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        self.poll_op(cx, |st| ops::try_read(st, buf))
+        self.poll_op(cx, |st| ops::try_read(st, self.port(), buf))
     }
 
     /// Queue as much of `data` as fits (up to a bound per lock).
@@ -102,7 +102,7 @@ impl Conn {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        self.poll_op(cx, |st| ops::try_recv_msg(st, buf))
+        self.poll_op(cx, |st| ops::try_recv_msg(st, self.port(), buf))
     }
 
     /// Ready once everything written has been acknowledged (or dropped by its TTL).

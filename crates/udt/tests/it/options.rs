@@ -382,3 +382,37 @@ fn generic_options_follow_udt4_rules() {
         OptionError::ZeroTimeout("UDT_RCVTIMEO")
     );
 }
+
+/// A reader that empties a small receive buffer only every 100 ms: the space each read frees
+/// is advertised at once (a window update), so the sender, stopped by the flow window, never
+/// waits for its retransmission timeout (at least 300 ms here). The read itself tells the
+/// I/O thread; nothing else drives the receiving connection while the sender is silent
+/// (without that: 3 timeouts, reads 200-300 ms apart). `model`, because UDT4's native
+/// controller sizes its window from the receiver's arrival speed, which a slow reader keeps
+/// low whatever the window updates do.
+#[test]
+fn a_slow_readers_freed_buffer_is_advertised_at_once() {
+    let mut o = SocketOptions::default();
+    o.set_recv_buffer(64 * 1456).unwrap();
+    o.set_controller_named("model", None).unwrap();
+    let (mut c, mut s) = pair_with(&o);
+    let data = vec![7u8; 64 * 1456 * 6];
+    let total = data.len();
+    let reader = thread::spawn(move || {
+        s.set_read_timeout(Some(PATIENCE)).unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut got = 0;
+        while got < total {
+            thread::sleep(Duration::from_millis(100));
+            got += s.read(&mut buf).unwrap();
+        }
+        got
+    });
+    c.write_all(&data).unwrap();
+    assert_eq!(reader.join().unwrap(), total);
+    let stats = c.stats();
+    assert_eq!(
+        stats.timeouts, 0,
+        "the sender waited for its timeout: {stats:?}"
+    );
+}
