@@ -102,7 +102,7 @@ struct Output {
     tx: SendBatch,
     /// ICMP reports drained from the socket, until `Driver::deliver_icmp` routes them.
     errq: ErrorQueue,
-    timers: Deadlines,
+    deadlines: Deadlines,
     retire: Vec<Arc<ConnShared>>,
     /// Connections whose application is to be woken once their locks are released and the
     /// batch has left (with whether threads were blocked on the condition variable).
@@ -119,7 +119,7 @@ impl Driver {
                 fd: mux.fd(),
                 tx: SendBatch::new(slot, mux.socket_info.gso),
                 errq: ErrorQueue::new(),
-                timers: Deadlines::default(),
+                deadlines: Deadlines::default(),
                 retire: Vec::new(),
                 wake: Vec::new(),
                 rtt_floor: Duration::MAX,
@@ -262,7 +262,7 @@ impl Driver {
 
     fn run_timers(&mut self, now: Instant) {
         let out = &mut self.out;
-        while let Some(conn) = out.timers.pop_due(now) {
+        while let Some(conn) = out.deadlines.pop_due(now) {
             let mut st = conn.lock();
             out.drive(now, &conn, &mut st);
         }
@@ -296,7 +296,7 @@ impl Driver {
         let now = self.mux.now();
         let timer = self
             .out
-            .timers
+            .deadlines
             .next()
             .map(|at| at.saturating_duration_since(now));
         let icmp = self
@@ -444,7 +444,7 @@ impl Output {
         let deadline = driven
             .timeout
             .map(|at| at.max(now + Duration::from_nanos(1)));
-        self.timers.arm(conn, st, deadline);
+        self.deadlines.arm(conn, st, deadline);
         if driven.drained {
             self.retire.push(Arc::clone(conn));
         }

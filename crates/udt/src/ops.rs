@@ -141,8 +141,8 @@ pub(crate) fn try_recv_msg(
 /// A read can make the connection due sooner than the deadline its I/O thread holds: once the
 /// reader has freed the buffer behind a small advertisement, a window update is due at once,
 /// and a sender stopped by the flow window waits for it. Nothing else drives the receiving
-/// connection then (the sender is silent), so a reader emptying a full 64-packet buffer every
-/// 100 ms got 1-30 KB per read instead of the buffer
+/// connection then (the sender is silent): a reader emptying a 64-packet buffer every 100 ms
+/// left the sender waiting for its timeout three times in six reads
 /// (`a_slow_readers_freed_buffer_is_advertised_at_once`). Most reads free no such space and
 /// cost only the comparison.
 fn poke_if_due_sooner(st: &mut ConnState, port: Port<'_>) {
