@@ -144,7 +144,7 @@ impl SendBuffer {
     ///
     /// As in UDT4 (§1.2) each call is one "message" on the wire (first packet First, last
     /// Last, a single one Solo, O = 0, no TTL), except that the data first fills up the last
-    /// packet queued if that was never sent (see [`Self::top_up_unsent_tail`]). Returns the
+    /// packet queued if that was never sent (see `top_up_unsent_tail`). Returns the
     /// bytes accepted (0 when full or empty).
     pub fn write_stream(&mut self, data: &[u8], now: Instant) -> usize {
         let _ = now; // stream data never expires
