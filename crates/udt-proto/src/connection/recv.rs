@@ -168,11 +168,18 @@ impl Connection {
 
     /// Data the peer has not heard of is here: ACK it now if the last numbered ACK is a gap
     /// old, else at the end of the gap (unless the ACK timer is due sooner anyway).
+    ///
+    /// To a peer that sends GSO trains, also now if less than a quarter of the gap is left:
+    /// its trains come about a gap apart, so the 16th packet since the last ACK often
+    /// arrived just before the gap was over, and the ACK then cost the receiver a wake-up of
+    /// its own (a third of a 45 Mbit/s receiver's). Other peers keep the rule (the
+    /// simulator's fairness results move with any change to the ACK timing).
     pub(super) fn schedule_prompt_ack(&mut self, now: Instant) {
-        let due = self
-            .rcv
-            .last_numbered_ack
-            .map_or(now, |t| t + self.prompt_ack_gap());
+        let gap = self.prompt_ack_gap();
+        let mut due = self.rcv.last_numbered_ack.map_or(now, |t| t + gap);
+        if self.common_extensions().contains(Capabilities::GSO) && due <= now + gap / 4 {
+            due = now;
+        }
         if self.timers.get(Timer::Ack).is_none_or(|t| t > due) {
             self.timers.set(Timer::Ack, due);
         }
