@@ -361,6 +361,9 @@ pub struct ModelBased {
     // Drain, probe bandwidth, probe RTT.
     mode_stamp: Instant,
     cycle_index: usize,
+    /// The round in which the gain cycle last began at its probe phase (`None` while the
+    /// cycle in progress began mid-way, as it does on entering probe bandwidth).
+    cycle_round: Option<u64>,
     probe_rtt_until: Option<Instant>,
     /// The lowest recent RTT, for the fair-share rule.
     share: FairShare,
@@ -436,6 +439,7 @@ impl ModelBased {
             plateau_rounds: 0,
             mode_stamp: now,
             cycle_index: 0,
+            cycle_round: None,
             probe_rtt_until: None,
             share: FairShare::new(now),
             share_lost: 0,
@@ -740,6 +744,7 @@ impl ModelBased {
                 self.share
                     .restart(now, self.srtt.max(self.min_rtt()) * SHARE_SETTLE_RTTS);
                 // Start in a cruise phase at random, so flows do not probe in step.
+                self.cycle_round = None;
                 let r = self.rng.next_u32() as usize % (CYCLE.len() - 1);
                 self.cycle_index = if r == 1 { CYCLE.len() - 1 } else { r.max(2) };
                 CYCLE[self.cycle_index]
@@ -781,8 +786,26 @@ impl ModelBased {
                 self.judge_cycle(now, largest_sent);
             }
             self.cycle_index = (self.cycle_index + 1) % CYCLE.len();
+            if self.cycle_index == 0 {
+                self.fit_bw_window_to_cycle();
+            }
             self.pacing_gain = CYCLE[self.cycle_index];
             self.mode_stamp = now;
+        }
+    }
+
+    /// Keep the bandwidth filter at least one gain cycle (plus two rounds) long, so that the
+    /// 1.25 probe's sample is still held when the next probe starts. BBR's 10 rounds cover
+    /// its 8 phases because a phase lasts one min RTT and a round at least that. Here a phase
+    /// lasts at least two ACK gaps, and to a GSO peer ACKs come about once per train, so a
+    /// round can be a fraction of a phase: behind a 45 Mbit/s `tbf` on a veth pair a cycle
+    /// took some 20 rounds, the probe's sample expired in the cruise after it, and the
+    /// estimate fell back to the cruise rate (70-85% of the link for seconds).
+    fn fit_bw_window_to_cycle(&mut self) {
+        if let Some(start) = self.cycle_round.replace(self.round) {
+            let cycle_rounds = self.round.saturating_sub(start);
+            self.bw
+                .set_window(self.config.bw_window_rounds.max(cycle_rounds + 2));
         }
     }
 

@@ -281,6 +281,11 @@ impl MaxFilter {
         }
     }
 
+    /// Changes the window to `window` rounds (at least one) from the next update on.
+    pub(super) fn set_window(&mut self, window: u64) {
+        self.window = window.max(1);
+    }
+
     /// The maximum over the window.
     pub(super) fn max(&self) -> f64 {
         self.best[0].1

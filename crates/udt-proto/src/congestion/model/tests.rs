@@ -409,6 +409,44 @@ fn arrival_cap_lapses_while_the_reports_are_stale() {
     );
 }
 
+/// On a path where ACKs come several times per gain-cycle phase (a GSO peer's ACK per
+/// train, phases of two ACK gaps), a cycle spans more rounds than the filter's 10. The
+/// filter then stretches to the last whole cycle plus two rounds, so the 1.25 probe's
+/// sample is still the estimate when the next probe starts.
+#[test]
+fn the_bandwidth_filter_spans_a_whole_gain_cycle() {
+    let mut model = ModelBased::default();
+    // A cycle entered mid-way does not count: its rounds are not a cycle's.
+    model.round = 7;
+    model.fit_bw_window_to_cycle();
+    model.round = 27;
+    model.fit_bw_window_to_cycle();
+    // The probe at the start of the next cycle, then 20 rounds of cruise at 80% of it.
+    model.bw.update(model.round, 1_000.0);
+    for round in model.round + 1..=model.round + 21 {
+        model.bw.update(round, 800.0);
+    }
+    assert_eq!(
+        model.bw.max(),
+        1_000.0,
+        "a cycle later the probe still counts"
+    );
+    for round in model.round + 22..=model.round + 24 {
+        model.bw.update(round, 800.0);
+    }
+    assert_eq!(model.bw.max(), 800.0, "beyond the cycle it expires");
+    // With BBR's rounds (a round per phase) the filter keeps its 10 rounds.
+    let mut short = ModelBased::default();
+    short.fit_bw_window_to_cycle();
+    short.round = 8;
+    short.fit_bw_window_to_cycle();
+    short.bw.update(8, 1_000.0);
+    for round in 9..=20 {
+        short.bw.update(round, 800.0);
+    }
+    assert_eq!(short.bw.max(), 800.0);
+}
+
 /// One model step. Sizes are fractions or small counts so that every sequence is plausible.
 #[derive(Clone, Debug)]
 enum Op {
