@@ -347,24 +347,25 @@ fn probe_rtt_holds_the_minimum_window_then_restores() {
 fn arrival_cap_remembers_the_highest_report_of_two_rounds() {
     let mut model = ModelBased {
         filled: true,
+        arrival_reports: ARRIVAL_SETTLE_REPORTS,
         ..ModelBased::default()
     };
     let now = Instant::ZERO;
     let isn = model.sampler.front();
     model.absorb(now, isn, 5_000);
     model.absorb(now, isn, 2_000);
-    let capped = model.cap_by_arrival_rate(9_000.0, 2_000);
+    let capped = model.cap_by_arrival_rate(9_000.0);
     assert!((capped - 5_500.0).abs() < 1e-6, "capped {capped}");
     model.end_round(now);
     model.absorb(now, isn, 2_000);
-    let capped = model.cap_by_arrival_rate(9_000.0, 2_000);
+    let capped = model.cap_by_arrival_rate(9_000.0);
     assert!(
         (capped - 5_500.0).abs() < 1e-6,
         "previous round still counts: {capped}"
     );
     model.end_round(now);
     model.absorb(now, isn, 2_000);
-    let capped = model.cap_by_arrival_rate(9_000.0, 2_000);
+    let capped = model.cap_by_arrival_rate(9_000.0);
     assert!(
         (capped - 2_200.0).abs() < 1e-6,
         "two rounds on, forgotten: {capped}"
@@ -381,6 +382,7 @@ fn arrival_cap_remembers_the_highest_report_of_two_rounds() {
 fn arrival_cap_lapses_while_the_reports_are_stale() {
     let mut model = ModelBased {
         filled: true,
+        arrival_reports: ARRIVAL_SETTLE_REPORTS,
         ..ModelBased::default()
     };
     let now = Instant::ZERO;
@@ -390,7 +392,7 @@ fn arrival_cap_lapses_while_the_reports_are_stale() {
         model.end_round(now);
         model.absorb(now, isn, 800);
     }
-    let capped = model.cap_by_arrival_rate(1_000.0, 800);
+    let capped = model.cap_by_arrival_rate(1_000.0);
     assert!(
         (capped - 880.0).abs() < 1e-6,
         "still fresh enough: {capped}"
@@ -399,14 +401,50 @@ fn arrival_cap_lapses_while_the_reports_are_stale() {
     model.absorb(now, isn, 800);
     // Stale: held only to what a 1.25 probe can show over the estimate.
     model.bw.reset(model.round, 900.0);
-    assert_eq!(model.cap_by_arrival_rate(1_000.0, 800), 1_000.0, "stale");
-    assert_eq!(model.cap_by_arrival_rate(2_000.0, 800), 1_125.0, "stale");
+    assert_eq!(model.cap_by_arrival_rate(1_000.0), 1_000.0, "stale");
+    assert_eq!(model.cap_by_arrival_rate(2_000.0), 1_125.0, "stale");
     model.absorb(now, isn, 810);
-    let capped = model.cap_by_arrival_rate(1_000.0, 810);
+    let capped = model.cap_by_arrival_rate(1_000.0);
     assert!(
         (capped - 891.0).abs() < 1e-6,
         "a new report caps again: {capped}"
     );
+}
+
+/// The smoothed report lags for its first reports (1/8 per report from 4.11's 16), so
+/// until [`ARRIVAL_SETTLE_REPORTS`] have come it neither caps samples nor bounds a
+/// back-off: at 200 Mbit/s behind a `tbf`, startup's overflow cut the estimate to a sixth
+/// of the link that way. Once settled, both apply.
+#[test]
+fn a_lagging_arrival_report_neither_caps_nor_bounds_a_back_off() {
+    let mut model = ModelBased {
+        filled: true,
+        ..ModelBased::default()
+    };
+    let now = Instant::ZERO;
+    let isn = model.sampler.front();
+    // 4.11's smoothing of a receiver that sees 16,000 pkt/s, three reports in.
+    let mut smoothed = 16_u32;
+    for _ in 0..3 {
+        smoothed = (7 * smoothed + 16_000) / 8;
+        model.absorb(now, isn, smoothed);
+    }
+    assert_eq!(model.cap_by_arrival_rate(20_000.0), 20_000.0);
+    model.bw.reset(model.round, 20_000.0);
+    model.back_off(0.8);
+    assert!(
+        (model.bandwidth_pkts() - 16_000.0).abs() < 1e-6,
+        "bounded by a report of {smoothed}: {}",
+        model.bandwidth_pkts()
+    );
+    while model.arrival_reports < ARRIVAL_SETTLE_REPORTS {
+        smoothed = (7 * smoothed + 16_000) / 8;
+        model.absorb(now, isn, smoothed);
+    }
+    let cap = f64::from(smoothed) * ARRIVAL_SLACK;
+    assert!((model.cap_by_arrival_rate(20_000.0) - cap).abs() < 1e-6);
+    model.back_off(1.0);
+    assert!((model.bandwidth_pkts() - cap).abs() < 1e-6);
 }
 
 /// On a path where ACKs come several times per gain-cycle phase (a GSO peer's ACK per
