@@ -474,9 +474,11 @@ fn a_lagging_arrival_report_neither_caps_nor_bounds_a_back_off() {
 /// sample is still the estimate when the next probe starts.
 #[test]
 fn the_bandwidth_filter_spans_a_whole_gain_cycle() {
-    let mut model = ModelBased::default();
     // A cycle entered mid-way does not count: its rounds are not a cycle's.
-    model.round = 7;
+    let mut model = ModelBased {
+        round: 7,
+        ..ModelBased::default()
+    };
     model.fit_bw_window_to_cycle();
     model.round = 27;
     model.fit_bw_window_to_cycle();
