@@ -10,8 +10,8 @@ use crate::endpoint::{DatagramEvent, Endpoint};
 use crate::seq::{AckNumber, SeqNumber, SocketId};
 use crate::time::Instant;
 use crate::wire::{
-    AckDetails, AckRepr, ControlBody, ControlRepr, DataRepr, HandshakeRepr, NakRepr, Packet,
-    ReqType, SeqRange, SocketType, Timestamp,
+    AckDetails, AckRepr, Capabilities, CapabilityAnnouncement, ControlBody, ControlRepr, DataRepr,
+    HandshakeRepr, NakRepr, Packet, ReqType, SeqRange, SocketType, Timestamp,
 };
 
 const PEER_ID: SocketId = SocketId(0x0BAD_F00D);
@@ -411,6 +411,60 @@ fn prompt_acks_come_at_once_then_at_most_once_per_gap() {
     assert_eq!(acks.iter().map(|a| a.ack).collect::<Vec<_>>(), [isn + 3u32]);
     // 16-byte ACK (the 24-byte one with rates went out less than SYN ago).
     assert!(acks[0].details.is_some_and(|d| d.rates.is_none()));
+}
+
+/// To a peer that sends GSO trains (both sides announced GSO), a prompt ACK with less than
+/// a quarter of its gap left goes out at once: such a peer's trains come about a gap apart,
+/// so waiting out the last of the gap cost the receiver a wake-up of its own per train. A
+/// plain 4.11 peer waits out the gap (`prompt_acks_come_at_once_then_at_most_once_per_gap`).
+#[test]
+fn to_a_gso_peer_a_prompt_ack_due_within_a_quarter_gap_goes_at_once() {
+    let (mut raw, isn) = Raw::client();
+    raw.conn.set_local_extensions(Capabilities::GSO);
+    let ours = raw.controls();
+    assert!(
+        ours.iter()
+            .any(|b| matches!(b, ControlBody::UserDefined { .. })),
+        "our announcement: {ours:?}"
+    );
+    let theirs = CapabilityAnnouncement {
+        capabilities: Capabilities::GSO,
+        heard: true,
+    };
+    raw.feed_control(theirs.to_control_body());
+    assert_eq!(raw.conn.common_extensions(), Capabilities::GSO);
+    raw.drain();
+    // The first train is acknowledged at once; the gap is then RTT / 64 = 1.5625 ms (the
+    // initial 100 ms RTT). From a GSO peer a prompt ACK waits for 16 packets (or a write's
+    // end), so each train comes in one go. The next one comes 1.2 ms after the ACK: 0.36 ms,
+    // less than a quarter of the gap, is left.
+    for i in 0..16u32 {
+        raw.feed_data(isn + i, 1456);
+    }
+    assert_eq!(
+        raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
+        [isn + 16u32]
+    );
+    raw.advance(Duration::from_micros(1_200));
+    for i in 16..32u32 {
+        raw.feed_data(isn + i, 1456);
+    }
+    assert_eq!(
+        raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
+        [isn + 32u32],
+        "the train is acknowledged on arrival"
+    );
+    // A train half a gap after that ACK waits for the gap's end.
+    raw.advance(Duration::from_micros(780));
+    for i in 32..48u32 {
+        raw.feed_data(isn + i, 1456);
+    }
+    assert!(raw.acks().is_empty(), "half the gap is left");
+    raw.advance(Duration::from_micros(790));
+    assert_eq!(
+        raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
+        [isn + 48u32]
+    );
 }
 
 /// A drop request for packets never received (an expired message's lost or unsent tail)
