@@ -1165,7 +1165,7 @@ impl ModelBased {
     /// arrival-rate reports by more than [`ARRIVAL_SLACK`]: cumulative ACKs jump when a hole
     /// is repaired, and a sample that catches such a jump during a 1.25 probe would otherwise
     /// ratchet the estimate up. (In startup the smoothed report lags the doubling rate, and
-    /// 16 is its initial value, i.e. "no report yet".)
+    /// for its first reports it lags any rate: see [`ModelBased::arrival_settled`].)
     ///
     /// The cap is the highest report of this round and the previous one, not the latest:
     /// the sender smooths the reports by 1/8 per ACK, so with prompt ACKs (one every
