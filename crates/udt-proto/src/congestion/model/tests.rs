@@ -328,7 +328,7 @@ fn leaving_the_competition_never_jumps_above_the_delivered_rate() {
 }
 
 #[test]
-fn probe_rtt_holds_the_minimum_window_then_restores() {
+fn probe_rtt_comes_and_goes_and_restores_the_window() {
     let mut model = ModelBased::default();
     drive(&mut model, 10_000.0, Duration::from_millis(50), 12.0);
     // Twelve seconds without a lower RTT: a probe-RTT phase has come and gone.
