@@ -286,6 +286,12 @@ impl MaxFilter {
         self.window = window.max(1);
     }
 
+    /// The window, in rounds.
+    #[cfg(test)]
+    pub(super) fn window(&self) -> u64 {
+        self.window
+    }
+
     /// The maximum over the window.
     pub(super) fn max(&self) -> f64 {
         self.best[0].1

@@ -508,6 +508,21 @@ fn the_bandwidth_filter_spans_a_whole_gain_cycle() {
     assert_eq!(short.bw.max(), 800.0);
 }
 
+/// The stretch is wired to the gain cycle: with an ACK (and so a round) every 10 ms, a
+/// 50 µs path and phases of two ACK gaps, a cycle spans 16 rounds, and the filter grows to
+/// cover it.
+#[test]
+fn a_cycle_of_short_rounds_stretches_the_bandwidth_filter() {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_micros(50), 3.0);
+    assert_eq!(model.mode(), ModelMode::ProbeBandwidth);
+    assert!(
+        model.bw.window() >= 16,
+        "filter of {} rounds",
+        model.bw.window()
+    );
+}
+
 /// One model step. Sizes are fractions or small counts so that every sequence is plausible.
 #[derive(Clone, Debug)]
 enum Op {
