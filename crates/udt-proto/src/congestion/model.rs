@@ -755,8 +755,9 @@ impl ModelBased {
             ModelMode::ProbeBandwidth => {
                 self.share
                     .restart(now, self.srtt.max(self.min_rtt()) * SHARE_SETTLE_RTTS);
-                // Start in a cruise phase at random, so flows do not probe in step.
+                // The cycle starts mid-way, so its rounds do not size the filter.
                 self.cycle_round = None;
+                // Start in a cruise phase at random, so flows do not probe in step.
                 let r = self.rng.next_u32() as usize % (CYCLE.len() - 1);
                 self.cycle_index = if r == 1 { CYCLE.len() - 1 } else { r.max(2) };
                 CYCLE[self.cycle_index]

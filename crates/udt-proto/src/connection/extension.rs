@@ -44,6 +44,12 @@ impl Connection {
         }
     }
 
+    /// Whether both sides announced GSO: the peer sends long pacing trains (and takes them),
+    /// which the ACK timing and the pacer's train length adapt to.
+    pub(super) fn gso_peer(&self) -> bool {
+        self.common_extensions().contains(Capabilities::GSO)
+    }
+
     /// A user-defined control packet that may be the peer's announcement; false if it is not
     /// (then it belongs to the congestion controller).
     pub(super) fn on_user_defined(&mut self, ext_type: u16, info: u32, body: &[u8]) -> bool {

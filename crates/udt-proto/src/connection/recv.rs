@@ -28,9 +28,7 @@ use crate::send_buffer::PacketMeta;
 use crate::seq::AckNumber;
 use crate::time::Instant;
 use crate::timers::Timer;
-use crate::wire::{
-    AckDetails, AckRates, AckRepr, Capabilities, ControlBody, DataRepr, NakRepr, SeqRange,
-};
+use crate::wire::{AckDetails, AckRates, AckRepr, ControlBody, DataRepr, NakRepr, SeqRange};
 
 /// The most readable bytes a stream reader is left to gather in the middle of a write
 /// (see `reader_worth_waking`): 2 ms at 1 Gbit/s.
@@ -177,7 +175,7 @@ impl Connection {
     pub(super) fn schedule_prompt_ack(&mut self, now: Instant) {
         let gap = self.prompt_ack_gap();
         let mut due = self.rcv.last_numbered_ack.map_or(now, |t| t + gap);
-        if self.common_extensions().contains(Capabilities::GSO) && due <= now + gap / 4 {
+        if self.gso_peer() && due <= now + gap / 4 {
             due = now;
         }
         if self.timers.get(Timer::Ack).is_none_or(|t| t > due) {
@@ -194,9 +192,7 @@ impl Connection {
     /// ACK2s and the wake-ups of both ends per train at 45 Mbit/s. Other peers keep the rule
     /// of the module docs (the simulator's fairness results move with any ACK timing).
     fn prompt_ack_wanted(&self, write_end: bool) -> bool {
-        write_end
-            || self.rcv.pkts_since_ack >= PROMPT_ACK_PKTS
-            || !self.common_extensions().contains(Capabilities::GSO)
+        write_end || self.rcv.pkts_since_ack >= PROMPT_ACK_PKTS || !self.gso_peer()
     }
 
     /// The least time between prompt ACKs: max(1 ms, RTT / 64, 16 packets at the arrival
@@ -211,7 +207,7 @@ impl Connection {
     /// timing (holding every flow's speed to its count failed `cc_fair` and `cc_model`).
     fn prompt_ack_gap(&self) -> Duration {
         let reported = self.rcv.reported_speed_pkts;
-        let speed = if self.common_extensions().contains(Capabilities::GSO) {
+        let speed = if self.gso_peer() {
             self.rcv.counted.cap(reported)
         } else {
             reported

@@ -13,7 +13,7 @@ use super::{Connection, State};
 use crate::congestion::SentInfo;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
-use crate::wire::{Boundary, Capabilities, ControlBody, DataRepr, Packet};
+use crate::wire::{Boundary, ControlBody, DataRepr, Packet};
 
 impl Connection {
     /// Emit the next data packet into `buf` if one is due; false if none is.
@@ -159,7 +159,7 @@ impl Connection {
     /// without that the pacer sees a zero RTT and keeps its shortest trains. A 4.11 peer, and
     /// a simulated one, get the same 4-packet trains as before.
     fn train_rtt(&self) -> Duration {
-        if self.common_extensions().contains(Capabilities::GSO) {
+        if self.gso_peer() {
             self.rtt.rtt()
         } else {
             Duration::ZERO
