@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# One flow beside N kernel TCP flows on one emulated bottleneck, build against build: per run
+# `udt lab link` (the userspace WAN emulator, a one-BDP drop-tail queue) at RATE and RTT,
+# N TCP flows of TCP_CC (one `udt perf --proto tcp -P N` process) and, started with them,
+# the flow under test: ours with FLOW_CC (model, native, ...) or, with FLOW_CC=tcp:NAME, one
+# more kernel TCP flow with NAME (the reference: what a TCP flow of that kind gets there).
+# With UDT_BASE=PATH every round also runs that binary, alternating which goes first.
+# Each run holds /tmp/udt-bench.lock (flock -x).
+#
+# Prints per run the flow's goodput and the TCP aggregate over the seconds both ran, without
+# the first (start-up), the flow over an equal share of the link (1.0 is fair; issue 12's bar
+# is 0.8-1.25), the same over the last 3 of those seconds, and the flow's goodput in each second, so a flow that starts well and then
+# starves shows as such (a UDT flow's report goes on past SECS while its buffer drains);
+# then the medians per build.
+#
+#   RATE=1gbit RTT=50ms UDT_BASE=/tmp/udt-old scripts/bench-beside-tcp.sh [RUNS=2] [SECS=10] [N=10] [TCP_CC=bbr] [FLOW_CC=model]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${1:-2}
+SECS=${2:-10}
+N=${3:-10}
+TCP_CC=${4:-bbr}
+FLOW_CC=${5:-model}
+RATE=${RATE:-1gbit}
+RTT=${RTT:-50ms}
+LOCK=/tmp/udt-bench.lock
+[ "$(id -u)" = 0 ] || { echo "bench-beside-tcp.sh: needs root (network namespaces)" >&2; exit 2; }
+# shellcheck source=lib/builds.sh
+source scripts/lib/builds.sh
+udt_binary
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+
+if [[ $FLOW_CC == tcp:* ]]; then
+  FLOW_ARGS="--proto tcp --cc ${FLOW_CC#tcp:}"
+else
+  FLOW_ARGS="--cc $FLOW_CC"
+fi
+
+# One locked run: build $1 (binary $2), round $3. Both servers serve one client each; the
+# clients write their reports themselves (the servers' banners share the link's stdout).
+run() {
+  local pre=$OUT/$1-$3
+  flock -x "$LOCK" "$2" lab link --rate "$RATE" --rtt "$RTT" \
+    --a "sh -c '$2 perf -s -1 -p 5201 & exec $2 perf -s -1 -p 5301'" -- \
+    sh -c "sleep 0.5
+      '$2' perf -c \$UDT_LAB_A -p 5301 --proto tcp --cc $TCP_CC -P $N -t $SECS -i 1 --json >'$pre.tcp.json' &
+      '$2' perf -c \$UDT_LAB_A -p 5201 $FLOW_ARGS -t $SECS -i 1 --json >'$pre.flow.json'
+      wait" >/dev/null 2>&1 || true
+}
+for_each_build "$RUNS" run
+
+python3 - "$OUT" "$RUNS" "$N" "$SECS" "${BUILDS[@]}" <<'PY'
+import json, statistics, sys
+out, runs, n, secs, builds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
+
+def per_second(report):
+    return [i["goodput_bps"] / 1e6 for i in report.get("intervals") or []]
+
+def steady(rates, first=1):
+    """Mean over seconds first+1..SECS: the first is start-up, later ones outlive the TCP flows."""
+    window = rates[first:secs]
+    return sum(window) / len(window) if window else None
+
+print("| build | run | flow Mbit/s | TCP aggregate Mbit/s | flow / equal share | the same, last 3 s | flow per second |")
+print("|---|---|---|---|---|---|---|")
+medians = []
+for b in builds:
+    shares = []
+    for r in range(1, runs + 1):
+        try:
+            flow = json.load(open(f"{out}/{b}-{r}.flow.json"))
+            tcp = json.load(open(f"{out}/{b}-{r}.tcp.json"))
+        except (OSError, ValueError):
+            print(f"| {b} | {r} | failed | | | | |")
+            continue
+        f, t = steady(per_second(flow)), steady(per_second(tcp))
+        if f is None or t is None:
+            print(f"| {b} | {r} | no per-second report | | | | |")
+            continue
+        share = f / ((f + t) / (n + 1))
+        shares.append(share)
+        fl, tl = steady(per_second(flow), secs - 3), steady(per_second(tcp), secs - 3)
+        late = f"{fl / ((fl + tl) / (n + 1)):.2f}" if fl is not None and tl else "-"
+        seconds = " ".join(f"{x:.0f}" for x in per_second(flow))
+        print(f"| {b} | {r} | {f:.0f} | {t:.0f} | {share:.2f} | {late} | {seconds} |")
+    if shares:
+        medians.append(f"- {b}: median flow / equal share {statistics.median(shares):.2f}")
+print()
+print("\n".join(medians))
+PY
