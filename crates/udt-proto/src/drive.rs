@@ -36,6 +36,28 @@ pub trait Sink {
     /// The last `transmit.size` bytes of the buffer are one datagram for
     /// `transmit.destination`.
     fn commit(&mut self, transmit: Transmit);
+
+    /// Whether this sink takes data packets' payloads where the connection holds them
+    /// ([`Sink::commit_lent`]) instead of as a copy in its buffer.
+    fn lends(&self) -> bool {
+        false
+    }
+
+    /// The last `transmit.size` bytes of the buffer are the header of one datagram for
+    /// `transmit.destination`, and `payload` is the rest of it, in the connection's send
+    /// buffer. Called only when [`Sink::lends`]; this default appends a copy.
+    ///
+    /// A runtime may keep a pointer to `payload` instead, to send it with an `iovec` of its
+    /// own: the bytes stay where they are, unchanged, until it calls
+    /// [`Connection::lent_sent`] (after sending them), whatever else the connection is
+    /// handed meanwhile; only dropping the connection frees them.
+    fn commit_lent(&mut self, transmit: Transmit, payload: &[u8]) {
+        self.buffer().extend_from_slice(payload);
+        self.commit(Transmit {
+            size: transmit.size + payload.len(),
+            ..transmit
+        });
+    }
 }
 
 /// A sink that collects datagrams as separate vectors (the simulator and these tests).
@@ -133,8 +155,12 @@ impl Connection {
             self.handle_timeout(now);
         }
         let mut transmits = 0;
-        while let Some(t) = self.poll_transmit(now, sink.buffer()) {
-            sink.commit(t);
+        let lend = sink.lends();
+        while let Some((t, lent)) = self.poll_transmit_lending(now, sink.buffer(), lend) {
+            match lent.and_then(|seq| self.lend_payload(seq)) {
+                Some(payload) => sink.commit_lent(t, payload),
+                None => sink.commit(t),
+            }
             transmits += 1;
         }
         let mut events = false;
@@ -220,6 +246,77 @@ mod tests {
         let driven = caller.drive(Instant::ZERO, &mut VecSink::default());
         assert_eq!(caller.state(), State::Closed);
         assert!(driven.drained, "a refused caller has nothing left to send");
+    }
+
+    /// A sink that takes payloads where the connection holds them, as the threaded runtime
+    /// does, and reassembles each datagram from the header in its buffer and the payload.
+    #[derive(Default)]
+    struct LendingSink {
+        buf: Vec<u8>,
+        datagrams: Vec<Vec<u8>>,
+        lent: usize,
+    }
+
+    impl Sink for LendingSink {
+        fn buffer(&mut self) -> &mut Vec<u8> {
+            &mut self.buf
+        }
+
+        fn commit(&mut self, transmit: Transmit) {
+            let start = self.buf.len() - transmit.size;
+            self.datagrams.push(self.buf.split_off(start));
+        }
+
+        fn lends(&self) -> bool {
+            true
+        }
+
+        fn commit_lent(&mut self, transmit: Transmit, payload: &[u8]) {
+            assert_eq!(transmit.size, 16, "only the data header is in the buffer");
+            let start = self.buf.len() - transmit.size;
+            let mut datagram = self.buf.split_off(start);
+            datagram.extend_from_slice(payload);
+            self.datagrams.push(datagram);
+            self.lent += 1;
+        }
+    }
+
+    /// Data sent through a lending sink arrives whole: each lent payload completes the
+    /// header the connection emitted, and the receiver reads back exactly what was written.
+    #[test]
+    fn lent_payloads_complete_their_headers() {
+        let (mut caller, mut accepted, _server) = handshake(true);
+        let mut receiver = accepted.remove(0);
+        let data: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+        let mut now = Instant::ZERO + std::time::Duration::from_millis(100);
+        assert_eq!(caller.send(now, &data), Ok(data.len()));
+        let mut sink = LendingSink::default();
+        let mut got = Vec::new();
+        for _ in 0..200 {
+            caller.drive(now, &mut sink);
+            caller.lent_sent();
+            for datagram in std::mem::take(&mut sink.datagrams) {
+                receiver.handle_datagram(now, addr(1), &datagram);
+            }
+            receiver.drive(now, &mut VecSink::default());
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = receiver.recv(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&chunk[..n]);
+            }
+            if got.len() == data.len() {
+                break;
+            }
+            now += std::time::Duration::from_millis(1);
+        }
+        assert!(
+            sink.lent >= data.len() / 1500,
+            "data packets were lent: {}",
+            sink.lent
+        );
+        assert_eq!(got, data);
     }
 
     /// Events are coalesced: a connection nobody drains holds each kind at most once.

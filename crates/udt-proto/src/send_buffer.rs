@@ -346,6 +346,21 @@ impl SendBuffer {
         }
     }
 
+    /// Packet `seq`'s payload is to be sent from where it lies: until [`SendBuffer::lent_sent`],
+    /// no chunk is reused or freed, so the bytes stay where they are and as they are.
+    pub fn lend(&mut self, seq: SeqNumber) -> Option<&[u8]> {
+        self.bytes.lending = true;
+        self.packet(seq).map(|(_, payload)| payload)
+    }
+
+    /// Everything lent so far has been sent: chunks released meanwhile are recycled.
+    pub fn lent_sent(&mut self) {
+        self.bytes.lending = false;
+        while let Some(chunk) = self.bytes.quarantine.pop() {
+            self.bytes.recycle(chunk);
+        }
+    }
+
     /// Gives the acknowledged chunks kept for reuse back to the allocator (an idle
     /// connection's memory). The next writes allocate afresh.
     pub fn release_spare(&mut self) {
@@ -447,6 +462,10 @@ struct ChunkStore {
     max_chunks: usize,
     /// Chunks allocated so far.
     allocations: u64,
+    /// A payload was lent since the runtime last reported its sends.
+    lending: bool,
+    /// Chunks released while lending, waiting for [`SendBuffer::lent_sent`].
+    quarantine: Vec<Vec<u8>>,
 }
 
 impl ChunkStore {
@@ -461,6 +480,8 @@ impl ChunkStore {
             payload_size,
             max_chunks: 0,
             allocations: 0,
+            lending: false,
+            quarantine: Vec::new(),
         };
         store.set_capacity_pkts(capacity_pkts);
         store
@@ -541,6 +562,10 @@ impl ChunkStore {
     }
 
     fn recycle(&mut self, mut chunk: Vec<u8>) {
+        if self.lending {
+            self.quarantine.push(chunk);
+            return;
+        }
         if self.chunks.len() + self.spare.len() < self.max_chunks {
             chunk.clear();
             self.spare.push(chunk);

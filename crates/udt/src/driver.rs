@@ -109,6 +109,8 @@ struct Output {
     wake: Vec<(Arc<ConnShared>, bool)>,
     /// The smallest smoothed RTT among the connections driven since the last wait.
     rtt_floor: Duration,
+    /// Flushes of the batch so far (see `ConnState::lent_before`).
+    flushes: u64,
 }
 
 impl Driver {
@@ -123,6 +125,7 @@ impl Driver {
                 retire: Vec::new(),
                 wake: Vec::new(),
                 rtt_floor: Duration::MAX,
+                flushes: 0,
             },
             rx: RecvBatch::new(slot, mux.socket_info.gro),
             pending: Vec::new(),
@@ -385,6 +388,7 @@ impl Output {
         let mut sink = PortSink {
             out: self,
             gso: false,
+            lent: None,
         };
         match state
             .endpoint
@@ -431,7 +435,21 @@ impl Output {
                 .conn
                 .peer_extensions()
                 .is_some_and(|c| c.contains(Capabilities::GSO));
-        let driven = st.conn.drive(now, &mut PortSink { out: self, gso });
+        // Payloads this connection lent have left if a flush came since: the memory of what
+        // was acknowledged meanwhile may be reused.
+        if st.lent_before.is_some_and(|n| self.flushes > n) {
+            st.conn.lent_sent();
+            st.lent_before = None;
+        }
+        let mut sink = PortSink {
+            out: self,
+            gso,
+            lent: None,
+        };
+        let driven = st.conn.drive(now, &mut sink);
+        if let Some(n) = sink.lent {
+            st.lent_before = Some(n);
+        }
         self.rtt_floor = self.rtt_floor.min(st.conn.smoothed_rtt());
         if driven.events {
             let waiters = st.has_waiters();
@@ -472,6 +490,8 @@ impl Output {
         if let Err(e) = self.tx.flush(self.fd, &mut self.errq) {
             tracing::warn!(error = %e, "sendmmsg failed");
         }
+        // Even a failed flush empties the batch: nothing lent is pointed to any more.
+        self.flushes += 1;
     }
 }
 
@@ -481,6 +501,9 @@ struct PortSink<'a> {
     out: &'a mut Output,
     /// The destination takes GSO trains.
     gso: bool,
+    /// The flush count when a data packet's payload was last lent (to be sent from the
+    /// connection's send buffer): it leaves in a later flush.
+    lent: Option<u64>,
 }
 
 impl Sink for PortSink<'_> {
@@ -490,6 +513,28 @@ impl Sink for PortSink<'_> {
 
     fn commit(&mut self, transmit: Transmit) {
         self.out.commit(transmit, self.gso);
+    }
+
+    fn lends(&self) -> bool {
+        true
+    }
+
+    fn commit_lent(&mut self, transmit: Transmit, payload: &[u8]) {
+        // SAFETY: the payload is in the send buffer of the connection being driven, which
+        // keeps it where it is and unchanged until `Connection::lent_sent` (`Sink::
+        // commit_lent`), or until the connection is dropped. `Output::drive` calls
+        // `lent_sent` only once `Output::flushes` has passed the count recorded here, so
+        // after the flush that sent it; a connection is dropped only after `retire_drained`,
+        // which runs after the loop's flush.
+        self.lent = Some(self.out.flushes);
+        unsafe {
+            self.out
+                .tx
+                .commit_lent(transmit.destination, transmit.size, payload, self.gso);
+        }
+        if self.out.tx.is_full() {
+            self.out.flush();
+        }
     }
 }
 

@@ -46,6 +46,10 @@ pub(crate) struct ConnState {
     pub(crate) deadline: Option<Instant>,
     /// Queued for the driver after an application call (dedupes wake-ups).
     pub(crate) dirty: bool,
+    /// The driver's flush count when this connection last lent a payload to the send
+    /// batch: once the count has passed it, the payloads are sent and the driver tells the
+    /// connection (`Connection::lent_sent`) at its next drive.
+    pub(crate) lent_before: Option<u64>,
     /// The I/O thread removed the drained connection, after sending its last datagrams
     /// (so `close` can return knowing its Shutdown left).
     pub(crate) retired: bool,
@@ -69,6 +73,7 @@ impl ConnShared {
                 armed: None,
                 deadline: None,
                 dirty: false,
+                lent_before: None,
                 retired: false,
                 waiters: 0,
             }),

@@ -49,6 +49,7 @@ use crate::stats::{ConnectionStats, PathStats};
 use crate::time::Instant;
 use crate::timers::{Timer, TimerTable};
 use crate::wire::{ControlBody, ControlRepr, HandshakeRepr, Packet, Timestamp};
+use send::DataOut;
 
 /// How long a server or rendezvous side holds its first data after connecting, unless the
 /// peer speaks first (4.11's start-up race, quirk 28). 4.11 registers a new socket within
@@ -485,8 +486,25 @@ impl Connection {
     /// Append the next datagram to send to `buf`, if any is due at `now` (sealed, if
     /// protection is on).
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut Vec<u8>) -> Option<Transmit> {
+        self.poll_transmit_lending(now, buf, false)
+            .map(|(transmit, _)| transmit)
+    }
+
+    /// [`Connection::poll_transmit`], except that with `lend`, on a connection without
+    /// packet protection, a data packet's payload is not copied: only its header is appended
+    /// to `buf` (and counted in the [`Transmit`]), and the answer names the packet whose
+    /// payload ([`Connection::lend_payload`]) completes the datagram. A runtime that sends
+    /// from two places at once (`sendmsg` with an `iovec` each) saves a copy of every byte.
+    pub fn poll_transmit_lending(
+        &mut self,
+        now: Instant,
+        buf: &mut Vec<u8>,
+        lend: bool,
+    ) -> Option<(Transmit, Option<SeqNumber>)> {
+        let lend = lend && self.protection.is_none();
         loop {
             let start = buf.len();
+            let mut lent = None;
             let handshake = if let Some(body) = self.control_out.pop_front() {
                 let handshake = matches!(body, ControlBody::Handshake(_));
                 self.emit_control(body, buf);
@@ -494,18 +512,22 @@ impl Connection {
             } else if let Some(body) = self.poll_announcement() {
                 self.emit_control(body, buf);
                 false
-            } else if self.poll_data(now, buf) {
-                false
             } else {
-                return None;
+                match self.poll_data(now, buf, lend) {
+                    DataOut::Nothing => return None,
+                    DataOut::Copied => {}
+                    DataOut::Lent(seq) => lent = Some(seq),
+                }
+                false
             };
             // A packet that cannot be sealed (its direction's counters are used up) is not
             // sent; the next one is tried.
             if self.seal_transmit(buf, start, handshake) {
-                return Some(Transmit {
+                let transmit = Transmit {
                     destination: self.remote,
                     size: buf.len() - start,
-                });
+                };
+                return Some((transmit, lent));
             }
         }
     }

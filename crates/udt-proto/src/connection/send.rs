@@ -15,29 +15,41 @@ use crate::seq::SeqNumber;
 use crate::time::Instant;
 use crate::wire::{Boundary, ControlBody, DataRepr, Packet};
 
+/// What [`Connection::poll_data`] emitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum DataOut {
+    /// No data packet was due.
+    Nothing,
+    /// A whole data packet.
+    Copied,
+    /// The header of packet `seq`; its payload stays in the send buffer.
+    Lent(SeqNumber),
+}
+
 impl Connection {
-    /// Emit the next data packet into `buf` if one is due; false if none is.
-    pub(super) fn poll_data(&mut self, now: Instant, buf: &mut Vec<u8>) -> bool {
+    /// Emit the next data packet into `buf` if one is due. With `lend`, only its header goes
+    /// into `buf` and the answer names the packet whose payload the caller is to send from
+    /// the send buffer ([`Connection::lend_payload`]).
+    pub(super) fn poll_data(&mut self, now: Instant, buf: &mut Vec<u8>, lend: bool) -> DataOut {
         if !matches!(self.state, State::Connected | State::Closing)
             || self.awaiting_peer_proof()
             || !self.snd.pacer.may_send(now, self.earliest_send())
         {
-            return false;
+            return DataOut::Nothing;
         }
         if let Some(seq) = self.next_retransmission(now) {
-            self.emit_data(now, seq, true, buf);
-            return true;
+            return self.emit_data(now, seq, true, buf, lend);
         }
         if self.window_open() && self.snd.buffer.unsent().is_some() {
             let seq = self.snd.curr_seq.next();
-            self.emit_data(now, seq, false, buf);
+            let out = self.emit_data(now, seq, false, buf, lend);
             self.snd.buffer.mark_sent();
             self.snd.curr_seq = seq;
-            return true;
+            return out;
         }
         // Due, but nothing to send: lateness owed so far is forgiven.
         self.snd.pacer.on_idle(now);
-        false
+        DataOut::Nothing
     }
 
     /// When the next data packet may go, if there is one to send.
@@ -100,10 +112,17 @@ impl Connection {
         i64::from(after.max(1)) <= i64::from(window)
     }
 
-    fn emit_data(&mut self, now: Instant, seq: SeqNumber, retransmit: bool, buf: &mut Vec<u8>) {
+    fn emit_data(
+        &mut self,
+        now: Instant,
+        seq: SeqNumber,
+        retransmit: bool,
+        buf: &mut Vec<u8>,
+        lend: bool,
+    ) -> DataOut {
         let timestamp = self.data_timestamp(now);
         let Some((meta, payload)) = self.snd.buffer.packet(seq) else {
-            return;
+            return DataOut::Nothing;
         };
         let len = payload.len();
         let repr = DataRepr {
@@ -113,7 +132,7 @@ impl Connection {
             msg: meta.msg,
             timestamp,
             dst: self.peer_id,
-            payload,
+            payload: if lend { &[] } else { payload },
         };
         Packet::Data(repr).emit(buf);
         // Unsent packets still counts this one (it is marked sent after the emit).
@@ -134,6 +153,25 @@ impl Connection {
             self.stats.retransmitted += 1;
         }
         self.schedule_next(now, seq, retransmit);
+        if lend {
+            DataOut::Lent(seq)
+        } else {
+            DataOut::Copied
+        }
+    }
+
+    /// The payload of packet `seq`, lent from the send buffer: what follows the header that
+    /// [`Connection::poll_transmit_lending`] emitted for it. It stays where it is, unchanged,
+    /// until [`Connection::lent_sent`], whatever else the connection is handed meanwhile
+    /// (only dropping the connection frees it).
+    pub fn lend_payload(&mut self, seq: SeqNumber) -> Option<&[u8]> {
+        self.snd.buffer.lend(seq)
+    }
+
+    /// Everything lent so far ([`Connection::lend_payload`]) has been sent: the memory of
+    /// acknowledged packets may be reused again.
+    pub fn lent_sent(&mut self) {
+        self.snd.buffer.lent_sent();
     }
 
     /// Set when the next packet may leave. The first packet of a probe pair lets its partner

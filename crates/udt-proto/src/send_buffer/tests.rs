@@ -315,3 +315,36 @@ fn shrinking_the_capacity_drops_spares() {
     assert!(buf.bytes.spare.len() < spares);
     assert!(buf.bytes.spare.len() <= buf.bytes.max_chunks);
 }
+
+/// A lent payload's chunk is neither reused nor freed when the ACK releases it: it waits in
+/// quarantine, holding the bytes as they were, while new writes take fresh chunks; once the
+/// runtime reports the lent payloads sent, it is recycled as usual.
+#[test]
+fn chunks_released_while_lending_wait_until_the_lent_payloads_are_sent() {
+    let mut buf = SendBuffer::new(1456, 256);
+    let first = vec![0x11; 1456 * 100];
+    assert_eq!(buf.write_stream(&first, T0), first.len());
+    let sent = send_all(&mut buf);
+    let lent_seq = sent[10].0;
+    assert_eq!(buf.lend(lent_seq), Some(&first[..1456]));
+    buf.ack(sent.last().unwrap().0.next());
+    assert!(buf.is_empty());
+    assert!(buf.bytes.spare.is_empty(), "nothing recycled while lending");
+    let quarantined = buf.bytes.quarantine.len();
+    assert!(quarantined > 0);
+    let allocated = buf.chunk_allocations();
+    let second = vec![0x22; 1456 * 100];
+    assert_eq!(buf.write_stream(&second, T0), second.len());
+    assert!(
+        buf.chunk_allocations() > allocated,
+        "new writes took fresh chunks"
+    );
+    assert!(buf
+        .bytes
+        .quarantine
+        .iter()
+        .all(|c| c.iter().all(|&b| b == 0x11)));
+    buf.lent_sent();
+    assert!(buf.bytes.quarantine.is_empty());
+    assert_eq!(buf.bytes.spare.len(), quarantined);
+}

@@ -238,10 +238,15 @@ const MAX_REPORTED_RETRIES: u32 = 8;
 const GSO_CTRL_WORDS: usize = 4;
 
 /// Send side: datagrams appended back to back into one buffer, flushed by `sendmmsg`; runs
-/// of equal-size datagrams to a peer that asked for it go as one GSO send each.
+/// of equal-size datagrams to a peer that asked for it go as one GSO send each. A data
+/// packet may instead have only its header in the buffer and its payload where the
+/// connection keeps it ([`SendBatch::commit_lent`]): the kernel then gathers the two with an
+/// `iovec` each, and the payload is copied once (into the kernel) instead of twice.
 pub(crate) struct SendBatch {
     buf: Vec<u8>,
     queued: Vec<Queued>,
+    /// Where each queued datagram's lent part starts (null where it has none).
+    lent: Vec<*const u8>,
     runs: Vec<Run>,
     addrs: Vec<libc::sockaddr_storage>,
     iovs: Vec<libc::iovec>,
@@ -258,9 +263,11 @@ impl SendBatch {
         Self {
             buf: Vec::with_capacity(slot * BATCH),
             queued: Vec::with_capacity(BATCH),
+            lent: Vec::with_capacity(BATCH),
             runs: Vec::with_capacity(BATCH),
             addrs: vec![addr; BATCH],
-            iovs: vec![iov; BATCH],
+            // At most two per datagram: its part in the buffer and its lent part.
+            iovs: vec![iov; 2 * BATCH],
             hdrs: vec![hdr; BATCH],
             ctrl: vec![[0; GSO_CTRL_WORDS]; BATCH],
             gso,
@@ -285,8 +292,34 @@ impl SendBatch {
             to,
             start,
             len: size,
+            lent: 0,
             gso,
         });
+        self.lent.push(std::ptr::null());
+    }
+
+    /// Record that the last `header` bytes appended to the buffer, followed by `payload`,
+    /// are one datagram for `to`. Only a pointer to `payload` is kept.
+    ///
+    /// # Safety
+    /// `payload` must stay allocated and unchanged until the next [`SendBatch::flush`]
+    /// returns.
+    pub(crate) unsafe fn commit_lent(
+        &mut self,
+        to: SocketAddr,
+        header: usize,
+        payload: &[u8],
+        gso: bool,
+    ) {
+        let start = self.buf.len() - header;
+        self.queued.push(Queued {
+            to,
+            start,
+            len: header,
+            lent: payload.len(),
+            gso,
+        });
+        self.lent.push(payload.as_ptr());
     }
 
     pub(crate) fn is_full(&self) -> bool {
@@ -303,14 +336,25 @@ impl SendBatch {
     /// and its datagrams go again one by one. A call that failed only to report a pending
     /// ICMP error sent nothing: the error queue is drained into `errq` and the same datagram
     /// goes again (a few times at most, as some of those errnos can be the send's own).
+    ///
+    /// The batch is empty afterwards even when an error is returned: what was not sent is
+    /// dropped, so no pointer to a lent payload outlives the flush.
     pub(crate) fn flush(&mut self, fd: RawFd, errq: &mut ErrorQueue) -> io::Result<()> {
         let mut from = 0;
+        let mut result = Ok(());
         while from < self.queued.len() {
-            from = self.flush_from(fd, from, errq)?;
+            match self.flush_from(fd, from, errq) {
+                Ok(next) => from = next,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
         }
         self.buf.clear();
         self.queued.clear();
-        Ok(())
+        self.lent.clear();
+        result
     }
 
     /// Plan and send the datagrams from index `from` on; returns the index to go on from
@@ -318,9 +362,10 @@ impl SendBatch {
     fn flush_from(&mut self, fd: RawFd, from: usize, errq: &mut ErrorQueue) -> io::Result<usize> {
         self.runs.clear();
         plan(&self.queued[from..], self.gso, &mut self.runs);
+        let mut iov = 0;
         for m in 0..self.runs.len() {
             self.runs[m].first += from;
-            self.fill_header(m, self.runs[m]);
+            iov = self.fill_header(m, self.runs[m], iov);
         }
         let n = self.runs.len();
         let mut sent = 0;
@@ -366,21 +411,46 @@ impl SendBatch {
     }
 
     /// Point message header `m` at `run`'s bytes and destination (with a `UDP_SEGMENT`
-    /// control message when the run holds more than one datagram).
-    fn fill_header(&mut self, m: usize, run: Run) {
+    /// control message when the run holds more than one datagram), using the `iovec`s from
+    /// index `iov` on; returns the index after them. A run's bytes in the buffer are
+    /// adjacent, so without lent parts one `iovec` covers them; with them, each datagram
+    /// takes one for its header and one for its payload.
+    fn fill_header(&mut self, m: usize, run: Run, iov: usize) -> usize {
+        let datagrams = run.first..run.first + run.count;
         let first = self.queued[run.first];
-        let last = self.queued[run.first + run.count - 1];
-        let len = last.start + last.len - first.start;
+        let mut next = iov;
+        if self.lent[datagrams.clone()].iter().all(|p| p.is_null()) {
+            let last = self.queued[datagrams.end - 1];
+            self.iovs[next] = libc::iovec {
+                iov_base: self.buf[first.start..].as_mut_ptr().cast(),
+                iov_len: last.start + last.len - first.start,
+            };
+            next += 1;
+        } else {
+            for d in datagrams {
+                let q = self.queued[d];
+                self.iovs[next] = libc::iovec {
+                    iov_base: self.buf[q.start..].as_mut_ptr().cast(),
+                    iov_len: q.len,
+                };
+                next += 1;
+                if q.lent > 0 {
+                    // The kernel only reads through it (`sendmmsg` takes `iovec`s, which
+                    // have mutable pointers, for sending and receiving alike).
+                    self.iovs[next] = libc::iovec {
+                        iov_base: self.lent[d].cast_mut().cast(),
+                        iov_len: q.lent,
+                    };
+                    next += 1;
+                }
+            }
+        }
         let addr_len = sockaddr_from_std(first.to, &mut self.addrs[m]);
-        self.iovs[m] = libc::iovec {
-            iov_base: self.buf[first.start..].as_mut_ptr().cast(),
-            iov_len: len,
-        };
         let hdr = &mut self.hdrs[m].msg_hdr;
         hdr.msg_name = (&raw mut self.addrs[m]).cast();
         hdr.msg_namelen = addr_len;
-        hdr.msg_iov = &raw mut self.iovs[m];
-        hdr.msg_iovlen = 1;
+        hdr.msg_iov = &raw mut self.iovs[iov];
+        hdr.msg_iovlen = next - iov;
         if run.count > 1 {
             hdr.msg_control = self.ctrl[m].as_mut_ptr().cast();
             // SAFETY: CMSG_SPACE is a pure size computation.
@@ -400,6 +470,7 @@ impl SendBatch {
             hdr.msg_control = null_mut();
             hdr.msg_controllen = 0;
         }
+        next
     }
 }
 
@@ -654,6 +725,42 @@ mod tests {
                 .collect();
             assert_eq!(got, expect, "gro={gro}");
             assert_eq!(slots, if gro { 1 } else { sizes.len() }, "gro={gro}");
+        }
+    }
+
+    /// Datagrams whose payloads are lent (a header in the batch, the rest elsewhere) arrive
+    /// as header then payload, whether they go as one GSO train, mixed with copied ones, or
+    /// one by one.
+    #[test]
+    fn lent_payloads_follow_their_headers_on_the_wire() {
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let gso = gso_supported(tx.as_raw_fd());
+        let payloads: Vec<Vec<u8>> = (0..6u8).map(|i| vec![100 + i; 984]).collect();
+        for with_gso in [true, false] {
+            let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+            rx.set_nonblocking(true).unwrap();
+            let to = rx.local_addr().unwrap();
+            let mut batch = SendBatch::new(1500, gso && with_gso);
+            let mut expect = Vec::new();
+            for (i, payload) in payloads.iter().enumerate() {
+                let header = [i as u8; 16];
+                batch.buf_mut().extend_from_slice(&header);
+                let mut whole = header.to_vec();
+                if i == 3 {
+                    // A copied datagram of the same size in the middle of the train.
+                    batch.buf_mut().extend_from_slice(payload);
+                    batch.commit(to, 1000, with_gso);
+                } else {
+                    // SAFETY: `payloads` outlives the flush below.
+                    unsafe { batch.commit_lent(to, header.len(), payload, with_gso) };
+                }
+                whole.extend_from_slice(payload);
+                expect.push(whole);
+            }
+            batch.flush(tx.as_raw_fd(), &mut ErrorQueue::new()).unwrap();
+            assert!(batch.is_empty());
+            let (got, _) = receive_all(&rx, false, expect.len());
+            assert_eq!(got, expect, "gso={with_gso}");
         }
     }
 }

@@ -28,14 +28,24 @@ pub(crate) fn split(buf: &[u8], seg: Option<usize>) -> impl Iterator<Item = &[u8
     single.into_iter().chain(buf.chunks(seg))
 }
 
-/// One datagram queued for sending: where to, and where its bytes sit in the batch buffer.
+/// One datagram queued for sending: where to, and where its bytes sit: `len` bytes in the
+/// batch buffer from `start`, then `lent` more elsewhere (a data packet's payload left in
+/// the connection's send buffer).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Queued {
     pub(crate) to: SocketAddr,
     pub(crate) start: usize,
     pub(crate) len: usize,
+    pub(crate) lent: usize,
     /// Its destination accepts GSO trains (the peer announced it).
     pub(crate) gso: bool,
+}
+
+impl Queued {
+    /// The datagram's size on the wire (its UDP payload).
+    pub(crate) fn size(&self) -> usize {
+        self.len + self.lent
+    }
 }
 
 /// Consecutive queued datagrams sent as one message: `count` datagrams from index `first`,
@@ -49,8 +59,8 @@ pub(crate) struct Run {
 
 /// Group `queued` into runs, appending them to `out`. With `gso` off, or for datagrams whose
 /// destination did not ask for it, every run is a single datagram. A run holds datagrams
-/// that are adjacent in the buffer, go to the same destination, and all have the first one's
-/// size except possibly the last (which ends the run).
+/// whose parts in the buffer are adjacent, that go to the same destination, and that all
+/// have the first one's size except possibly the last (which ends the run).
 pub(crate) fn plan(queued: &[Queued], gso: bool, out: &mut Vec<Run>) {
     let mut i = 0;
     while i < queued.len() {
@@ -58,26 +68,26 @@ pub(crate) fn plan(queued: &[Queued], gso: bool, out: &mut Vec<Run>) {
         let mut run = Run {
             first: i,
             count: 1,
-            seg: head.len,
+            seg: head.size(),
         };
-        if gso && head.gso && head.len > 0 {
+        if gso && head.gso && head.size() > 0 {
             let mut end = head.start + head.len;
-            let mut bytes = head.len;
+            let mut bytes = head.size();
             while let Some(next) = queued.get(i + run.count) {
                 let fits = next.gso
                     && next.to == head.to
                     && next.start == end
-                    && next.len > 0
-                    && next.len <= run.seg
+                    && next.size() > 0
+                    && next.size() <= run.seg
                     && run.count < MAX_SEGMENTS
-                    && bytes + next.len <= MAX_GSO_BYTES;
+                    && bytes + next.size() <= MAX_GSO_BYTES;
                 if !fits {
                     break;
                 }
                 run.count += 1;
                 end += next.len;
-                bytes += next.len;
-                if next.len < run.seg {
+                bytes += next.size();
+                if next.size() < run.seg {
                     break;
                 }
             }
@@ -127,6 +137,7 @@ mod tests {
                     to,
                     start,
                     len,
+                    lent: 0,
                     gso,
                 };
                 start += len;
@@ -173,5 +184,24 @@ mod tests {
         // Small datagrams: the segment-count limit.
         let q = queue(&[(20, true); 130], to);
         assert_eq!(runs(&q, true), [(0, 64), (64, 64), (128, 2)]);
+    }
+
+    /// Datagrams whose payloads lie outside the buffer (16-byte headers in it) are sized
+    /// by header and payload: a train of them groups as the same datagrams copied would.
+    #[test]
+    fn plan_sizes_lent_datagrams_by_their_whole_length() {
+        let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+        let mut q = queue(&[(16, true); 50], to);
+        for d in &mut q {
+            d.lent = 1456;
+        }
+        q[5].lent = 100;
+        // 44 of 1472 bytes fit a send; the short one at 5 ends the first run.
+        assert_eq!(runs(&q, true), [(0, 6), (6, 44)]);
+        // A copied datagram of the same size joins a lent train.
+        let mut q = queue(&[(16, true), (1472, true), (16, true)], to);
+        q[0].lent = 1456;
+        q[2].lent = 1456;
+        assert_eq!(runs(&q, true), [(0, 3)]);
     }
 }
