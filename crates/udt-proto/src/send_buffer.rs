@@ -361,6 +361,12 @@ impl SendBuffer {
         }
     }
 
+    /// Chunks of acknowledged data held only because payloads were lent and not yet reported
+    /// sent (zero once [`SendBuffer::lent_sent`] has been called).
+    pub fn quarantined_chunks(&self) -> usize {
+        self.bytes.quarantine.len()
+    }
+
     /// Gives the acknowledged chunks kept for reuse back to the allocator (an idle
     /// connection's memory). The next writes allocate afresh.
     pub fn release_spare(&mut self) {

@@ -174,6 +174,13 @@ impl Connection {
         self.snd.buffer.lent_sent();
     }
 
+    /// 64 KiB chunks of acknowledged data that the send buffer holds only because payloads
+    /// were lent and the runtime has not reported them sent yet: a runtime that reports
+    /// after each flush keeps this near zero (a diagnostic for its tests).
+    pub fn lent_chunks_held(&self) -> usize {
+        self.snd.buffer.quarantined_chunks()
+    }
+
     /// Set when the next packet may leave. The first packet of a probe pair lets its partner
     /// go at once; unlike 4.11, the partner then waits two periods, so the pair does not
     /// push the average rate 1/16 above what the controller asked for (4.11 sends 17 packets

@@ -60,6 +60,12 @@ impl Socket {
         Ok(socket)
     }
 
+    /// The connection's shared state (tests look inside it).
+    #[cfg(test)]
+    pub(crate) fn shared(&self) -> &Arc<ConnShared> {
+        &self.conn
+    }
+
     /// Wrap a connection (accepted, or just started by `connect`).
     pub(crate) fn new(mux: MuxRef, conn: Arc<ConnShared>, runtime: RuntimeOptions) -> Self {
         let (peer, mode) = {

@@ -117,3 +117,49 @@ impl Write for &UdtStream {
         self.socket.flush()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::blocking::UdtListener;
+
+    /// The I/O thread sends data payloads from the send buffer (lent), and tells the
+    /// connection when they have left: once a transfer is acknowledged, no chunk is held
+    /// back for them. (A runtime that never told it would hold every chunk the transfer
+    /// used.)
+    #[test]
+    fn lent_payloads_are_reported_sent_and_their_chunks_freed() {
+        let listener = UdtListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let total = 16 << 20;
+        let reader = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut buf = vec![0u8; 1 << 16];
+            let mut got = 0;
+            while got < total {
+                let n = stream.read(&mut buf).unwrap();
+                assert!(n > 0, "the stream ended after {got} bytes");
+                got += n;
+            }
+            stream
+        });
+        let mut stream = UdtStream::connect(addr).unwrap();
+        let chunk = vec![0x5Au8; 1 << 20];
+        for _ in 0..total / chunk.len() {
+            stream.write_all(&chunk).unwrap();
+        }
+        let _receiver = reader.join().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let held = loop {
+            let held = stream.socket.shared().lock().conn.lent_chunks_held();
+            if held == 0 || Instant::now() > deadline {
+                break held;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!(held, 0, "chunks still held for lent payloads");
+    }
+}
