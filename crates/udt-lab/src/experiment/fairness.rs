@@ -146,7 +146,14 @@ pub struct Fairness {
     pub utilisation: f64,
     /// The mean UDT flow over an equal share of the link (rate / all flows).
     pub udt_over_fair_share: Option<f64>,
+    /// The same over the last [`LATE_SECONDS`] of the seconds every flow covered: a flow
+    /// that starts with half the link and ends starved averages to a fair-looking share,
+    /// and only this shows where it was heading.
+    pub udt_late_over_fair_share: Option<f64>,
 }
+
+/// The closing stretch of a run that [`Fairness::udt_late_over_fair_share`] covers, seconds.
+pub const LATE_SECONDS: usize = 3;
 
 impl Fairness {
     /// The figures of one run from its flows' goodputs (bit/s).
@@ -179,7 +186,17 @@ impl Fairness {
                 0.0
             },
             udt_over_fair_share: udt_mean.zip(fair_share).map(|(m, f)| m / f),
+            udt_late_over_fair_share: None,
         }
+    }
+
+    /// Sets [`Fairness::udt_late_over_fair_share`] from the UDT flows' goodputs (bit/s)
+    /// over the run's last seconds.
+    fn with_late(mut self, udt_late: &[f64], rate_bps: f64) -> Self {
+        let all = self.mix.tcp_flows + self.mix.udt_flows;
+        let fair_share = (all > 0).then(|| rate_bps / all as f64);
+        self.udt_late_over_fair_share = stats::mean(udt_late).zip(fair_share).map(|(m, f)| m / f);
+        self
     }
 
     /// TCP's aggregate beside UDT over TCP's aggregate alone: 1 is perfectly friendly.
@@ -274,6 +291,8 @@ struct Steady {
     udt: Vec<f64>,
     tcp: Vec<f64>,
     total: Option<f64>,
+    /// The UDT flows over the window's last [`LATE_SECONDS`] (empty without a window).
+    udt_late: Vec<f64>,
 }
 
 impl Goodputs {
@@ -322,10 +341,24 @@ impl Goodputs {
                 })
                 .collect()
         };
+        let late = window
+            .clone()
+            .map(|w| w.end.saturating_sub(LATE_SECONDS).max(w.start)..w.end);
+        let udt_late = match &late {
+            Some(w) => self
+                .flows
+                .iter()
+                .zip(&self.series)
+                .filter(|((is_udt, _), _)| *is_udt)
+                .filter_map(|(_, series)| stats::mean(&series[w.clone()]))
+                .collect(),
+            None => Vec::new(),
+        };
         Steady {
             udt: pick(true),
             tcp: pick(false),
             total: window.and_then(|w| stats::mean(&stats::sum_series(&self.series)[w])),
+            udt_late,
         }
     }
 }
@@ -358,6 +391,7 @@ pub fn analyse(rows: &[Row]) -> Vec<Fairness> {
         .map(|(r, s)| {
             let total = (r.rate_bps, s.total);
             Fairness::new(r.mix.clone(), &s.udt, &s.tcp, alone(&r.mix), total)
+                .with_late(&s.udt_late, r.rate_bps)
         })
         .collect()
 }
@@ -459,6 +493,7 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
         "UDT σ/μ",
         "UDT Jain",
         "UDT / fair share",
+        "the same, last 3 s",
         "TCP per flow (Mbit/s)",
         "TCP Jain",
         "TCP aggregate (Mbit/s)",
@@ -481,6 +516,7 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
                 num(f.udt_cov, 3),
                 num(f.udt_jain, 3),
                 num(f.udt_over_fair_share, 2),
+                num(f.udt_late_over_fair_share, 2),
                 f.tcp_mean.map_or_else(dash, mbit),
                 num(f.tcp_jain, 3),
                 mbit(f.tcp_aggregate),
@@ -495,7 +531,9 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
         title: format!("UDT beside {tcp} on one bottleneck"),
         caption: "Per-flow goodputs and utilisation cover only the whole seconds every flow \
                   of the run covered (the first second, warm-up, and partial tails left out), so \
-                  a flow that outlives the others is not credited with the link to itself. σ/μ \
+                  a flow that outlives the others is not credited with the link to itself; \
+                  \"the same, last 3 s\" covers only the last three of those seconds (a flow \
+                  starting strong and ending starved averages to a fair-looking share). σ/μ \
                   and Jain's index need two UDT flows. TCP kept: TCP aggregate here over the \
                   same number of TCP flows alone (the UDT = 0 row, shared by both controllers). \
                   Utilisation: all flows' per-second rates summed, over the link rate; the \
@@ -571,6 +609,12 @@ fn group_finding(figures: &[Fairness], tcp: &str, udt: &str) -> Option<String> {
         };
         parts.push(format!(
             "a UDT flow takes {} times an equal share of the link ({verdict})",
+            span(lo, hi, 1)
+        ));
+    }
+    if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.udt_late_over_fair_share)) {
+        parts.push(format!(
+            "{} times over the last {LATE_SECONDS} s of the shared seconds",
             span(lo, hi, 1)
         ));
     }
@@ -790,5 +834,32 @@ mod tests {
         assert_eq!(f.udt_mean, Some(400.0));
         assert_eq!(f.tcp_aggregate, 400.0);
         assert_eq!(f.utilisation, 1.0);
+    }
+
+    /// A UDT flow that starts with most of the link and ends starved: its share over the
+    /// run looks fair, its share over the last seconds shows the starvation.
+    #[test]
+    fn the_late_share_shows_a_flow_that_starves() {
+        let timed = |protocol: &str, per_second: &[u64]| {
+            let mut row = crate::experiment::testing::row(
+                ("1 model + 1 cubic", protocol, protocol),
+                &[("tcp_flows", 1.0), ("udt_flows", 1.0)],
+                (per_second.iter().sum(), per_second.len() as f64),
+                800,
+            );
+            let r = row.result.as_mut().unwrap();
+            r.series = per_second.to_vec();
+            r.interval_s = vec![1.0; per_second.len()];
+            row
+        };
+        // Bytes per second (link 100 bytes/s, so 400 bit/s is an equal share of two).
+        let rows = [
+            timed("UDT", &[10, 90, 90, 50, 10, 10, 10, 5]),
+            timed("TCP", &[10, 10, 10, 50, 90, 90, 90, 5]),
+        ];
+        let f = &analyse(&rows)[0];
+        // Seconds 1-6 shared: UDT 260 / 6 bytes a second over the whole window.
+        assert_eq!(f.udt_over_fair_share, Some(260.0 / 6.0 * 8.0 / 400.0));
+        assert_eq!(f.udt_late_over_fair_share, Some(0.2));
     }
 }
