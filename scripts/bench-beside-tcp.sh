@@ -11,9 +11,9 @@
 # the first (start-up), the flow over an equal share of the link (1.0 is fair; issue 12's bar
 # is 0.8-1.25), the same over the last 3 of those seconds, and the flow's goodput in each second, so a flow that starts well and then
 # starves shows as such (a UDT flow's report goes on past SECS while its buffer drains);
-# then the medians per build. The N TCP flows share one process, and cubic streams come out
-# weaker there than as separate processes (a kernel cubic flow took 3.2x an equal share
-# beside 10 of them): read a row against the FLOW_CC=tcp:NAME reference of the same setting.
+# then the medians per build. The N TCP flows share one process, and a kernel cubic flow
+# took 3.2x an equal share beside 10 cubic streams (a bbr flow beside bbr streams 1.0-1.2x):
+# read a row against the FLOW_CC=tcp:NAME reference of the same setting, not against 1.0.
 #
 #   RATE=1gbit RTT=50ms UDT_BASE=/tmp/udt-old scripts/bench-beside-tcp.sh [RUNS=2] [SECS=10] [N=10] [TCP_CC=bbr] [FLOW_CC=model]
 set -euo pipefail
