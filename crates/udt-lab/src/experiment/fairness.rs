@@ -152,6 +152,13 @@ pub struct Fairness {
     pub udt_late_over_fair_share: Option<f64>,
 }
 
+/// A mean UDT goodput (bit/s) over an equal split of the link among all of `mix`'s flows.
+fn over_fair_share(udt_mean: Option<f64>, mix: &Mix, rate_bps: f64) -> Option<f64> {
+    let all = mix.tcp_flows + mix.udt_flows;
+    let fair_share = (all > 0).then(|| rate_bps / all as f64);
+    udt_mean.zip(fair_share).map(|(m, f)| m / f)
+}
+
 /// The closing stretch of a run that [`Fairness::udt_late_over_fair_share`] covers, seconds.
 pub const LATE_SECONDS: usize = 3;
 
@@ -168,8 +175,8 @@ impl Fairness {
         let tcp_aggregate: f64 = tcp.iter().sum();
         let total = total_bps.unwrap_or(tcp_aggregate + udt.iter().sum::<f64>());
         let udt_mean = stats::mean(udt);
+        let udt_over_fair_share = over_fair_share(udt_mean, &mix, rate_bps);
         let all = mix.tcp_flows + mix.udt_flows;
-        let fair_share = (all > 0).then(|| rate_bps / all as f64);
         Self {
             failed: all.saturating_sub(udt.len() + tcp.len()),
             mix,
@@ -185,7 +192,7 @@ impl Fairness {
             } else {
                 0.0
             },
-            udt_over_fair_share: udt_mean.zip(fair_share).map(|(m, f)| m / f),
+            udt_over_fair_share,
             udt_late_over_fair_share: None,
         }
     }
@@ -193,9 +200,7 @@ impl Fairness {
     /// Sets [`Fairness::udt_late_over_fair_share`] from the UDT flows' goodputs (bit/s)
     /// over the run's last seconds.
     fn with_late(mut self, udt_late: &[f64], rate_bps: f64) -> Self {
-        let all = self.mix.tcp_flows + self.mix.udt_flows;
-        let fair_share = (all > 0).then(|| rate_bps / all as f64);
-        self.udt_late_over_fair_share = stats::mean(udt_late).zip(fair_share).map(|(m, f)| m / f);
+        self.udt_late_over_fair_share = over_fair_share(stats::mean(udt_late), &self.mix, rate_bps);
         self
     }
 
@@ -809,22 +814,25 @@ mod tests {
         assert_eq!(common_window(&[]), None);
     }
 
+    /// One flow of a "1 model + 1 cubic" run on an 800 bit/s link, `per_second` bytes in
+    /// each second.
+    fn timed(protocol: &str, per_second: &[u64]) -> Row {
+        let mut row = crate::experiment::testing::row(
+            ("1 model + 1 cubic", protocol, protocol),
+            &[("tcp_flows", 1.0), ("udt_flows", 1.0)],
+            (per_second.iter().sum(), per_second.len() as f64),
+            800,
+        );
+        let r = row.result.as_mut().unwrap();
+        r.series = per_second.to_vec();
+        r.interval_s = vec![1.0; per_second.len()];
+        row
+    }
+
     /// A UDT flow that runs on after the TCP flows stopped is measured only over the seconds
     /// they shared: its solo tail must not inflate its share.
     #[test]
     fn goodputs_leave_out_seconds_after_other_flows_ended() {
-        let timed = |protocol: &str, per_second: &[u64]| {
-            let mut row = crate::experiment::testing::row(
-                ("1 model + 1 cubic", protocol, protocol),
-                &[("tcp_flows", 1.0), ("udt_flows", 1.0)],
-                (per_second.iter().sum(), per_second.len() as f64),
-                800,
-            );
-            let r = row.result.as_mut().unwrap();
-            r.series = per_second.to_vec();
-            r.interval_s = vec![1.0; per_second.len()];
-            row
-        };
         // Bytes per second: UDT 50 while sharing, then 100 alone for three more seconds.
         let rows = [
             timed("UDT", &[10, 50, 50, 50, 50, 100, 100, 100]),
@@ -840,18 +848,6 @@ mod tests {
     /// run looks fair, its share over the last seconds shows the starvation.
     #[test]
     fn the_late_share_shows_a_flow_that_starves() {
-        let timed = |protocol: &str, per_second: &[u64]| {
-            let mut row = crate::experiment::testing::row(
-                ("1 model + 1 cubic", protocol, protocol),
-                &[("tcp_flows", 1.0), ("udt_flows", 1.0)],
-                (per_second.iter().sum(), per_second.len() as f64),
-                800,
-            );
-            let r = row.result.as_mut().unwrap();
-            r.series = per_second.to_vec();
-            r.interval_s = vec![1.0; per_second.len()];
-            row
-        };
         // Bytes per second (link 100 bytes/s, so 400 bit/s is an equal share of two).
         let rows = [
             timed("UDT", &[10, 90, 90, 50, 10, 10, 10, 5]),
