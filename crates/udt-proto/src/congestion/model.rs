@@ -73,7 +73,6 @@
 //! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
 
 mod competition;
-mod loss_blind;
 mod sampler;
 mod share;
 #[cfg(test)]
@@ -85,7 +84,6 @@ use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
 
 use self::competition::{Competition, QueueWatch, MEMORY};
-use self::loss_blind::LossHistory;
 use self::sampler::{MaxFilter, Sampler};
 use self::share::{FairShare, ShareConfig};
 use super::{
@@ -380,8 +378,6 @@ pub struct ModelBased {
     /// Losses reported when the fair-share rule last looked.
     share_lost: u64,
     // Loss accounting.
-    /// New packets sent in all.
-    sent_total: u64,
     sent_in_round: u64,
     prev_round_sent: u64,
     lost_in_round: u64,
@@ -416,13 +412,6 @@ pub struct ModelBased {
     suspended: Option<(Instant, Competition)>,
     /// A standing queue being tested before the model competes.
     queue_test: Option<QueueTest>,
-    // Competitors that do not yield to loss (`model/loss_blind.rs`).
-    /// The losses of the last rounds since the drain.
-    losses: LossHistory,
-    /// Until when the model holds its ground as a rate-based flow.
-    holding: Option<Instant>,
-    /// While holding: the sum and count of the delivery samples of the phase in progress.
-    phase_samples: (f64, u32),
     /// After a queue test found the queue the model's own: the rate it measured, which
     /// caps the estimate until the instant.
     ceiling: Option<(f64, Instant)>,
@@ -465,7 +454,6 @@ impl ModelBased {
             probe_rtt_until: None,
             share: FairShare::new(now),
             share_lost: 0,
-            sent_total: 0,
             sent_in_round: 0,
             prev_round_sent: 0,
             lost_in_round: 0,
@@ -486,9 +474,6 @@ impl ModelBased {
             competing: None,
             suspended: None,
             queue_test: None,
-            losses: LossHistory::default(),
-            holding: None,
-            phase_samples: (0.0, 0),
             ceiling: None,
             pacing_gain: STARTUP_GAIN,
             cwnd_pkts: config.initial_window_pkts,
@@ -527,12 +512,6 @@ impl ModelBased {
     /// Whether the model currently competes with loss-based flows as a CUBIC flow.
     pub fn competing(&self) -> bool {
         self.competing.is_some()
-    }
-
-    /// Whether the model holds its ground as a rate-based flow beside competitors that do not
-    /// yield to loss (`model/loss_blind.rs`).
-    pub fn holding(&self) -> bool {
-        self.holding.is_some()
     }
 
     /// The current pacing gain.
@@ -622,7 +601,6 @@ impl ModelBased {
         if self.lost_in_round > 0 {
             self.last_loss_round = Some(self.round);
         }
-        self.losses.push(self.sent_in_round, self.lost_in_round);
         self.prev_round_sent = self.sent_in_round;
         self.prev_arrival_max = self.arrival_max;
         self.arrival_max = 0.0;
@@ -664,14 +642,12 @@ impl ModelBased {
     }
 
     /// Whether the round in progress shows congestion rather than random loss: more than
-    /// `heavy_loss` lost, or more than `queue_loss` while the RTT says the queue is full
-    /// (not while holding: competitors that ignore loss keep the queue so).
+    /// `heavy_loss` lost, or more than `queue_loss` while the RTT says the queue is full.
     fn overflowing(&self) -> bool {
         let rate = self.round_loss_rate();
         let queue_full =
             self.srtt.as_secs_f64() > self.min_rtt().as_secs_f64() * self.config.queue_rtt_ratio;
         self.lost_in_round >= MIN_HEAVY_LOSSES
-            && self.holding.is_none()
             && (rate > self.config.heavy_loss || (rate > self.config.queue_loss && queue_full))
     }
 
@@ -748,7 +724,6 @@ impl ModelBased {
         {
             self.enter(now, ModelMode::ProbeBandwidth);
             self.watch.disarm(now);
-            self.losses.clear();
             self.drain_judged_at = Some(now + competition::settle(self.watch.floor()));
         }
         if self.mode == ModelMode::ProbeBandwidth && self.competing.is_none() {
@@ -819,10 +794,6 @@ impl ModelBased {
             );
             if self.cycle_index >= SHARE_FROM_PHASE {
                 self.share_fairly(now - self.mode_stamp);
-            }
-            let (sum, n) = std::mem::take(&mut self.phase_samples);
-            if self.holding.is_some() && n > 0 {
-                self.bw.update(self.round, sum / f64::from(n));
             }
             if self.cycle_index == CYCLE.len() - 1 {
                 self.judge_cycle(now, largest_sent);
@@ -955,7 +926,7 @@ impl ModelBased {
     /// 1.07), or if a competition was suspended for a trial lately (competitors were
     /// there). Further suspicions wait for the test's verdict.
     fn suspect_queue(&mut self, now: Instant, largest_sent: SeqNumber, entry: Entry) {
-        if self.queue_test.is_some() || self.holding.is_some() {
+        if self.queue_test.is_some() {
             return;
         }
         let floor = self.watch.floor().unwrap_or(self.min_rtt());
@@ -1038,14 +1009,7 @@ impl ModelBased {
     /// the current RTT: after a back-off the flight can be far below what the flow
     /// delivers). See `model/competition.rs`.
     fn compete(&mut self, now: Instant, largest_sent: SeqNumber, entry: Entry) {
-        if self.holding.is_some() {
-            return;
-        }
-        if self.losses.overflowing_lately() {
-            self.hold(now, "losses without pause");
-            return;
-        }
-        let mut competition = match self.suspended.take() {
+        let competition = match self.suspended.take() {
             Some((left, mut c)) if now - left < MEMORY => {
                 c.resume(now, self.cum_ack, largest_sent);
                 c
@@ -1067,47 +1031,9 @@ impl ModelBased {
             bw_pps = self.bandwidth_pkts() as u64,
             srtt = ?self.srtt,
             watch = ?self.watch.readings(),
-            losses = ?self.losses,
             "model: competing as a CUBIC flow"
         );
-        competition.count_from(self.sent_total, self.lost_total);
         self.competing = Some(competition);
-    }
-
-    /// Hold as a rate-based flow for [`loss_blind::HOLD`]: the competitors do not yield to
-    /// loss (`model/loss_blind.rs`), so competing as a CUBIC flow or backing off on the
-    /// overflowing queue's losses would starve the model.
-    fn hold(&mut self, now: Instant, why: &'static str) {
-        tracing::debug!(
-            why,
-            bw_pps = self.bandwidth_pkts() as u64,
-            srtt = ?self.srtt,
-            watch = ?self.watch.readings(),
-            "model: holding beside competitors that ignore loss"
-        );
-        self.holding = Some(now + loss_blind::HOLD);
-        self.suspended = None;
-    }
-
-    /// As a CUBIC flow whose window collapsed under losses that did not relent: back to the
-    /// rate-based model at the estimate it had on entering, and hold.
-    fn judge_collapse(&mut self, now: Instant) {
-        let collapsed = self
-            .competing
-            .as_ref()
-            .is_some_and(|c| c.collapsed(self.sent_total, self.lost_total));
-        if collapsed && self.leave_competition(now, true).is_some() {
-            self.hold(now, "the CUBIC window collapsed");
-        }
-    }
-
-    /// The hold ends after [`loss_blind::HOLD`]; the next loss with a full queue is judged
-    /// again.
-    fn end_hold(&mut self, now: Instant) {
-        if self.holding.is_some_and(|until| now >= until) {
-            tracing::debug!(bw_pps = self.bandwidth_pkts() as u64, "model: hold ends");
-            self.holding = None;
-        }
     }
 
     /// Every [`competition::TRIAL`] of competing, try the rate-based model again at the rate
@@ -1193,10 +1119,7 @@ impl ModelBased {
         if let Some(rate) = sample.rate_pkts.filter(|r| r.is_finite()) {
             let rate = self.cap_by_arrival_rate(rate).min(ceiling);
             // While a queue test runs, samples may not lift the rate it set.
-            if self.holding.is_some() {
-                self.phase_samples.0 += rate;
-                self.phase_samples.1 += 1;
-            } else if self.queue_test.is_none() {
+            if self.queue_test.is_none() {
                 self.bw.update(self.round, rate);
             }
         }
@@ -1299,17 +1222,6 @@ impl ModelBased {
         let nak_interval = self.min_rtt().max(SYN) + SYN;
         let repair = nak_interval.as_secs_f64() - gain * self.min_rtt().as_secs_f64();
         let repair_pkts = bw * repair.max(0.0);
-        if self.holding.is_some() {
-            // Held to the gain's BDPs in flight, as BBR flows are (`model/loss_blind.rs`),
-            // over the floor RTT: beside them the queue never empties, and a probe RTT out of
-            // step with theirs measures their standing queue.
-            let floor = self
-                .watch
-                .floor()
-                .unwrap_or(self.min_rtt())
-                .min(self.min_rtt());
-            return gain * bw * floor.as_secs_f64() + f64::from(beyond_holes);
-        }
         gain * self.bdp_pkts() + bw * queueing.as_secs_f64() + repair_pkts + f64::from(beyond_holes)
     }
 
@@ -1373,7 +1285,6 @@ impl Controller for ModelBased {
             });
         }
         if !info.retransmit {
-            self.sent_total += 1;
             self.sent_in_round += 1;
             let spacing = self.marker_spacing();
             let limited = self.mode == ModelMode::ProbeRtt || self.app_limited_until.is_some();
@@ -1390,9 +1301,6 @@ impl Controller for ModelBased {
             }
         }
         self.update_ack_gap(now);
-        self.end_hold(now);
-        self.sampler
-            .on_cumulative_ack(now, ack.ack, self.holding.is_some());
         let min_rtt_expired =
             self.min_rtt.is_some() && now - self.min_rtt_stamp > self.config.min_rtt_window;
         let newly = self.absorb(now, ack.ack, ack.recv_rate_pkts);
@@ -1431,7 +1339,6 @@ impl Controller for ModelBased {
                 self.lost_in_round += lost;
                 self.lost_total += lost;
                 self.highest_lost = Some(range.last);
-                self.sampler.on_hole(first, range.last);
             }
         }
         self.check_startup_loss(now);
@@ -1445,7 +1352,6 @@ impl Controller for ModelBased {
         if let Some(c) = &mut self.competing {
             let fresh = self.lost_total - lost_before;
             c.on_loss(now, fresh, self.cum_ack, loss.largest_sent);
-            self.judge_collapse(now);
         } else if self.round_stalled(now) && self.overflowing() {
             // A badly overloaded path holds the cumulative ACK back and rounds stop ending:
             // once a round has lasted two smoothed RTTs, judge its losses at each NAK.

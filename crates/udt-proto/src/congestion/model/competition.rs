@@ -379,11 +379,6 @@ pub(super) struct Competition {
     /// The model's bandwidth estimate when it began to compete, packets per second: where
     /// it goes back to if the losses turn out to be random.
     bw_at_entry: f64,
-    /// The window as the competition began, packets.
-    start_cwnd: f64,
-    /// Packets the model had sent and lost in all when the competition began or resumed
-    /// (see [`Competition::collapsed`]).
-    counted_from: (u64, u64),
 }
 
 impl Competition {
@@ -401,32 +396,11 @@ impl Competition {
         let mut window = CubicWindow::new(inflight, min);
         window.restart(now, inflight * BETA, inflight * (1.0 + BETA) / 2.0);
         Self {
-            start_cwnd: window.cwnd(),
             window,
             cut_at: largest_sent,
             since: now,
             bw_at_entry,
-            counted_from: (0, 0),
         }
-    }
-
-    /// Judge [`Competition::collapsed`] by the packets sent and lost after `sent` and `lost`
-    /// (the model's totals as the competition begins or resumes).
-    pub(super) fn count_from(&mut self, sent: u64, lost: u64) {
-        self.counted_from = (sent, lost);
-    }
-
-    /// Whether, with `sent` and `lost` the model's totals now, the window collapsed under
-    /// losses that did not relent: the competitors do not yield to loss
-    /// (`model/loss_blind.rs`).
-    pub(super) fn collapsed(&self, sent: u64, lost: u64) -> bool {
-        let (sent_from, lost_from) = self.counted_from;
-        super::loss_blind::collapsed(
-            self.start_cwnd,
-            self.window.cwnd(),
-            sent.saturating_sub(sent_from),
-            lost.saturating_sub(lost_from),
-        )
     }
 
     /// The model's bandwidth estimate when it began to compete, packets per second.

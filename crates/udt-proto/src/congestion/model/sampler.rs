@@ -8,14 +8,9 @@
 //! arrived. Without that, every random loss would hold the cumulative ACK back for a round
 //! trip and every delivery-rate sample across it would read low. The holes the front passes
 //! are subtracted again (a sample counts the losses reported during it), so an overflowing
-//! queue cannot make the estimate grow. Repaired holes are counted back (as delivered when the
-//! cumulative ACK passes them) only while the model holds its ground against competitors that
-//! do not yield to loss (`model/loss_blind.rs`); otherwise the understatement by the loss
-//! rate stays, and damps a lone flow's overflow of a short queue (counting repairs always
-//! cost the lab's 0 ms cell 740 against 891 Mbit/s, with 7x the retransmissions).
-//!
-//! A *marker* remembers, for one new packet, when it was sent and how much had been
-//! delivered by then. When the ACK passes the marker, the delivery rate over
+//! queue cannot make the estimate grow; repaired holes are then never counted, which
+//! understates delivery by the loss rate. A *marker* remembers, for one new packet, when it was sent and
+//! how much had been delivered by then. When the ACK passes the marker, the delivery rate over
 //! that span is `(delivered now − delivered then) / interval`, where the interval is the longer
 //! of the send span and the ACK span (so a burst of ACK progress after a hole is repaired cannot
 //! report more than the sending rate), and `now − sent` is an RTT sample (it includes up to
@@ -35,10 +30,6 @@ use crate::time::Instant;
 /// How many markers can be outstanding: 8 per RTT for up to eight RTTs of flight, or 16 per
 /// ACK gap for up to four gaps.
 const MARKERS: usize = 64;
-/// How many reported holes (ranges of sequence numbers) wait for the cumulative ACK to pass
-/// them; a hole reported beyond that is never counted as repaired (delivery reads low by
-/// it), so a flood of NAK ranges cannot grow the sampler without bound.
-const HOLES: usize = 1024;
 /// How many past states of delivery (one per advance of the front) [`Sampler::recent_rate`]
 /// spans.
 const HISTORY: usize = 16;
@@ -100,8 +91,6 @@ pub(super) struct Sampler {
     history: [Delivered; HISTORY],
     history_head: usize,
     history_len: usize,
-    /// Holes reported lost that the cumulative ACK has not passed yet, in sequence order.
-    holes: std::collections::VecDeque<(SeqNumber, SeqNumber)>,
 }
 
 impl Sampler {
@@ -132,38 +121,6 @@ impl Sampler {
             }; HISTORY],
             history_head: 0,
             history_len: 0,
-            holes: std::collections::VecDeque::new(),
-        }
-    }
-
-    /// Packets `first..=last` were newly reported lost (each sequence number once, in
-    /// sequence order): the front passed them undelivered.
-    pub(super) fn on_hole(&mut self, first: SeqNumber, last: SeqNumber) {
-        if self.holes.len() < HOLES {
-            self.holes.push_back((first, last));
-        }
-    }
-
-    /// The cumulative ACK reached `ack` at `now`: the holes before it were repaired. With
-    /// `count`, their packets now count as delivered; without, they are only forgotten.
-    pub(super) fn on_cumulative_ack(&mut self, now: Instant, ack: SeqNumber, count: bool) {
-        let mut repaired = 0u64;
-        while let Some(&(first, last)) = self.holes.front() {
-            if first >= ack {
-                break;
-            }
-            if last < ack {
-                repaired += u64::from(first.len_to(last));
-                self.holes.pop_front();
-            } else {
-                repaired += u64::from(first.len_to(ack) - 1);
-                self.holes[0].0 = ack;
-                break;
-            }
-        }
-        if count && repaired > 0 {
-            self.delivered += repaired;
-            self.delivered_time = now;
         }
     }
 
