@@ -9,13 +9,13 @@
 #
 # Prints per run the flow's goodput and the TCP aggregate over the seconds both ran, without
 # the first (start-up), the flow over an equal share of the link (1.0 is fair; issue 12's bar
-# is 0.8-1.25), the same over the last 3 of those seconds, and the flow's goodput in each second, so a flow that starts well and then
+# is 0.8-1.25), the same over the last LATE (3) of those seconds, and the flow's goodput in each second, so a flow that starts well and then
 # starves shows as such (a UDT flow's report goes on past SECS while its buffer drains);
 # then the medians per build. The N TCP flows share one process, and a kernel cubic flow
 # took 3.2x an equal share beside 10 cubic streams (a bbr flow beside bbr streams 1.0-1.2x):
 # read a row against the FLOW_CC=tcp:NAME reference of the same setting, not against 1.0.
 #
-#   RATE=1gbit RTT=50ms UDT_BASE=/tmp/udt-old scripts/bench-beside-tcp.sh [RUNS=2] [SECS=10] [N=10] [TCP_CC=bbr] [FLOW_CC=model]
+#   RATE=1gbit RTT=50ms LATE=3 UDT_BASE=/tmp/udt-old scripts/bench-beside-tcp.sh [RUNS=2] [SECS=10] [N=10] [TCP_CC=bbr] [FLOW_CC=model]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-2}
@@ -25,6 +25,7 @@ TCP_CC=${4:-bbr}
 FLOW_CC=${5:-model}
 RATE=${RATE:-1gbit}
 RTT=${RTT:-50ms}
+LATE=${LATE:-3}
 LOCK=/tmp/udt-bench.lock
 [ "$(id -u)" = 0 ] || { echo "bench-beside-tcp.sh: needs root (network namespaces)" >&2; exit 2; }
 # shellcheck source=lib/builds.sh
@@ -52,9 +53,9 @@ run() {
 }
 for_each_build "$RUNS" run
 
-python3 - "$OUT" "$RUNS" "$N" "$SECS" "${BUILDS[@]}" <<'PY'
+python3 - "$OUT" "$RUNS" "$N" "$SECS" "$LATE" "${BUILDS[@]}" <<'PY'
 import json, statistics, sys
-out, runs, n, secs, builds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5:]
+out, runs, n, secs, late_s, builds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6:]
 
 def per_second(report):
     return [i["goodput_bps"] / 1e6 for i in report.get("intervals") or []]
@@ -64,11 +65,11 @@ def steady(rates, first=1):
     window = rates[first:secs]
     return sum(window) / len(window) if window else None
 
-print("| build | run | flow Mbit/s | TCP aggregate Mbit/s | flow / equal share | the same, last 3 s | flow per second |")
+print(f"| build | run | flow Mbit/s | TCP aggregate Mbit/s | flow / equal share | the same, last {late_s} s | flow per second |")
 print("|---|---|---|---|---|---|---|")
 medians = []
 for b in builds:
-    shares = []
+    shares, lates = [], []
     for r in range(1, runs + 1):
         try:
             flow = json.load(open(f"{out}/{b}-{r}.flow.json"))
@@ -82,12 +83,16 @@ for b in builds:
             continue
         share = f / ((f + t) / (n + 1))
         shares.append(share)
-        fl, tl = steady(per_second(flow), secs - 3), steady(per_second(tcp), secs - 3)
-        late = f"{fl / ((fl + tl) / (n + 1)):.2f}" if fl is not None and tl else "-"
+        fl, tl = steady(per_second(flow), secs - late_s), steady(per_second(tcp), secs - late_s)
+        late = "-"
+        if fl is not None and tl:
+            lates.append(fl / ((fl + tl) / (n + 1)))
+            late = f"{lates[-1]:.2f}"
         seconds = " ".join(f"{x:.0f}" for x in per_second(flow))
         print(f"| {b} | {r} | {f:.0f} | {t:.0f} | {share:.2f} | {late} | {seconds} |")
     if shares:
-        medians.append(f"- {b}: median flow / equal share {statistics.median(shares):.2f}")
+        late_median = f", last {late_s} s {statistics.median(lates):.2f}" if lates else ""
+        medians.append(f"- {b}: median flow / equal share {statistics.median(shares):.2f}{late_median}")
 print()
 print("\n".join(medians))
 PY
