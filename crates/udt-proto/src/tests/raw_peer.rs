@@ -435,35 +435,39 @@ fn to_a_gso_peer_a_prompt_ack_due_within_a_quarter_gap_goes_at_once() {
     assert_eq!(raw.conn.common_extensions(), Capabilities::GSO);
     raw.drain();
     // The first train is acknowledged at once; the gap is then RTT / 64 = 1.5625 ms (the
-    // initial 100 ms RTT). From a GSO peer a prompt ACK waits for 16 packets (or a write's
+    // initial 100 ms RTT). From a GSO peer a prompt ACK waits for 32 packets (or a write's
     // end), so each train comes in one go. The next one comes 1.2 ms after the ACK: 0.36 ms,
     // less than a quarter of the gap, is left.
-    for i in 0..16u32 {
-        raw.feed_data(isn + i, 1456);
-    }
+    let train = |raw: &mut Raw, from: u32| {
+        for i in from..from + 32 {
+            raw.feed_data(isn + i, 1456);
+        }
+    };
+    train(&mut raw, 0);
     assert_eq!(
         raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
-        [isn + 16u32]
+        [isn + 32u32]
     );
     raw.advance(Duration::from_micros(1_200));
-    for i in 16..32u32 {
+    // 31 packets are not enough for a prompt ACK; the 32nd is.
+    for i in 32..63u32 {
         raw.feed_data(isn + i, 1456);
     }
+    assert!(raw.acks().is_empty(), "31 packets since the ACK");
+    raw.feed_data(isn + 63u32, 1456);
     assert_eq!(
         raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
-        [isn + 32u32],
+        [isn + 64u32],
         "the train is acknowledged on arrival"
     );
     // A train half a gap after that ACK waits for the gap's end.
     raw.advance(Duration::from_micros(780));
-    for i in 32..48u32 {
-        raw.feed_data(isn + i, 1456);
-    }
+    train(&mut raw, 64);
     assert!(raw.acks().is_empty(), "half the gap is left");
     raw.advance(Duration::from_micros(790));
     assert_eq!(
         raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
-        [isn + 48u32]
+        [isn + 96u32]
     );
 }
 

@@ -159,11 +159,12 @@ fn bulk_flow_at_1_gbit_sends_at_most_1000_numbered_acks_a_second() {
     assert!(per_s(r.acks_sent) <= 1_000, "{} ACKs/s", per_s(r.acks_sent));
 }
 
-/// Between two of our connections (GSO trains), a prompt ACK waits for 16 packets or a
-/// write's end. A 45 Mbit/s flow on a fast link sends 16-packet trains that arrive at wire
-/// speed, so the arrival speed reads far above the flow and the prompt-ACK gap sits at its
-/// 1 ms floor: the first packet of every train drew an ACK of its own and the rest another,
-/// two ACKs (and ACK2s, and wake-ups at both ends) per train.
+/// Between two of our connections (GSO trains), a prompt ACK waits for 32 packets or a
+/// write's end. A 45 Mbit/s flow on a fast link sends trains that arrive at wire speed, so
+/// the arrival speed reads far above the flow and the prompt-ACK gap sits at its 1 ms
+/// floor: the first packet of every train drew an ACK of its own and the rest another, two
+/// ACKs (and ACK2s, and wake-ups at both ends) per train. (4.11 peers: 3.8 packets per ACK
+/// here.)
 #[test]
 fn gso_peers_ack_a_train_once() {
     let seconds = 3;
@@ -185,7 +186,7 @@ fn gso_peers_ack_a_train_once() {
         "the flow did not get going"
     );
     assert!(
-        per_ack(&gso) >= 14.0,
+        per_ack(&gso) >= 28.0,
         "{:.1} packets per ACK",
         per_ack(&gso)
     );
