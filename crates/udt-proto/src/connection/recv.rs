@@ -200,7 +200,17 @@ impl Connection {
     /// ACK2s and the wake-ups of both ends per train at 45 Mbit/s. Other peers keep the rule
     /// of the module docs (the simulator's fairness results move with any ACK timing).
     fn prompt_ack_wanted(&self, write_end: bool) -> bool {
-        write_end || !self.gso_peer() || self.rcv.pkts_since_ack >= GSO_PROMPT_ACK_PKTS
+        write_end || !self.gso_peer() || self.rcv.pkts_since_ack >= self.prompt_ack_pkts()
+    }
+
+    /// Packets per prompt ACK: [`GSO_PROMPT_ACK_PKTS`] from a peer that sends GSO trains,
+    /// else [`PROMPT_ACK_PKTS`].
+    fn prompt_ack_pkts(&self) -> u32 {
+        if self.gso_peer() {
+            GSO_PROMPT_ACK_PKTS
+        } else {
+            PROMPT_ACK_PKTS
+        }
     }
 
     /// The least time between prompt ACKs: max(1 ms, RTT / 64, 16 packets (32 from a GSO
@@ -220,13 +230,10 @@ impl Connection {
         } else {
             reported
         };
-        let per_ack = if self.gso_peer() {
-            GSO_PROMPT_ACK_PKTS
-        } else {
-            PROMPT_ACK_PKTS
-        };
         let pkts = match speed {
-            speed if speed >= PROMPT_ACK_MIN_SPEED => Duration::from_secs(1) * per_ack / speed,
+            speed if speed >= PROMPT_ACK_MIN_SPEED => {
+                Duration::from_secs(1) * self.prompt_ack_pkts() / speed
+            }
             _ => Duration::ZERO,
         };
         (self.rtt.rtt() / ACK_GAP_RTT_DIVISOR)
