@@ -8,7 +8,12 @@
 #   libudt 4.11                        the interop peers (`udt_server --recv --bench`,
 #                                      `udt_client --send --bench`), their getrusage figures
 # and prints, per rate, goodput and CPU-s per GiB received (sender + receiver), medians over
-# the rounds, plus ours against TCP bbr and libudt measured in the same rounds. UDT_BASE=PATH
+# the rounds, plus ours against TCP bbr and libudt measured in the same rounds. A second CPU
+# column counts the whole machine (/proc/stat, all CPUs, less the idle machine's own rate
+# measured before each rate): kernel work that runs outside the two processes, such as TCP's
+# paced transmissions from its timers or tbf's watchdog, is charged to nobody's getrusage, so
+# the per-process figures flatter whichever transport leaves more of its work to softirqs.
+# It counts anything else running too, so run it on a quiet machine. UDT_BASE=PATH
 # adds the same two rows for another `udt` binary (say, a build of an older commit), so a
 # change can be shown before/after in one run. Root; each flow holds /tmp/udt-bench.lock.
 #
@@ -39,6 +44,25 @@ source scripts/lib/shaped.sh
 HOST=10.78.0.1
 PORT=15700
 
+# cpu_snapshot FILE: the machine's idle, iowait and steal time (USER_HZ ticks, all CPUs) and a
+# timestamp. Busy time is the rest of the wall clock: with NO_HZ the kernel measures idle time
+# at each idle entry and exit, while user and system time are sampled per tick, which misses
+# threads that sleep between ticks (a 250 Hz kernel here counted less than getrusage did).
+cpu_snapshot() {
+  awk '/^cpu /{print $5+$6+$9}' /proc/stat >>"$1"
+  date +%s.%N >>"$1"
+}
+
+# idle_rate RATE: the quiet machine's busy ticks over 3 s, in $OUT/RATE.idle
+idle_rate() {
+  exec 9>/tmp/udt-bench.lock
+  flock 9
+  cpu_snapshot "$OUT/$1.idle"
+  sleep 3
+  cpu_snapshot "$OUT/$1.idle"
+  flock -u 9
+}
+
 # perf_flow NAME BINARY ARGS...: one `udt perf` flow, its JSON report in $OUT/NAME.json
 perf_flow() {
   local name=$1 bin=$2
@@ -46,8 +70,10 @@ perf_flow() {
   ip netns exec "$NS_A" "$bin" perf -s -1 -B "$HOST" -p "$PORT" >/dev/null 2>&1 &
   local server=$!
   sleep 0.3
+  cpu_snapshot "$OUT/$name.stat"
   ip netns exec "$NS_B" "$bin" perf -c "$HOST" -p "$PORT" -t "$SECS" --json "$@" >"$OUT/$name.json" 2>/dev/null || true
   wait "$server" || true
+  cpu_snapshot "$OUT/$name.stat"
 }
 
 # libudt_flow NAME: one libudt flow, the two result lines in $OUT/NAME.{server,client}
@@ -55,8 +81,10 @@ libudt_flow() {
   ip netns exec "$NS_A" "$PEERS/udt_server" --bind "$HOST" --port "$PORT" --recv --bench >"$OUT/$1.server" 2>&1 &
   local server=$!
   sleep 0.3
+  cpu_snapshot "$OUT/$1.stat"
   ip netns exec "$NS_B" "$PEERS/udt_client" --connect "$HOST:$PORT" --send --bench --seconds "$SECS" >"$OUT/$1.client" 2>&1 || true
   wait "$server" || true
+  cpu_snapshot "$OUT/$1.stat"
 }
 
 FLOWS=("ours-native" "ours-model" "tcp-bbr" "tcp-cubic" "libudt")
@@ -65,6 +93,7 @@ for rate in $RATES; do
   ip netns del "$NS_A" 2>/dev/null || true
   ip netns del "$NS_B" 2>/dev/null || true
   shaped_pair "$NS_A" "$NS_B" 10.78.0 "$rate"
+  idle_rate "$rate"
   for rep in $(seq "$REPS"); do
     for flow in "${FLOWS[@]}"; do
       name="$rate.$flow.$rep"
@@ -83,7 +112,7 @@ for rate in $RATES; do
 done
 
 python3 - "$OUT" "$REPS" "$RATES" "${FLOWS[@]}" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 out, reps, rates, flows = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
 GIB = 2 ** 30
 LABEL = {"ours-native": "ours (native)", "ours-model": "ours (model)", "tcp-bbr": "TCP bbr",
@@ -96,43 +125,80 @@ def result_line(path):
             return json.loads(line)
     return None
 
-def measure(name, flow):
-    """(goodput bit/s, CPU-s per GiB received) of one flow, or None if it failed."""
+NCPU = os.cpu_count()
+
+def snapshots(path):
+    """[(busy CPU-s of the machine so far, time)] from cpu_snapshot's lines: the wall clock on
+    every CPU less the idle, iowait and steal time."""
+    v = [float(x) for x in open(path).read().split()]
+    return [(v[i + 1] * NCPU - v[i] / 100, v[i + 1]) for i in range(0, len(v) - 1, 2)]
+
+def idle_cpu(rate):
+    """The quiet machine's busy CPU-s per second before RATE's flows."""
+    try:
+        (c0, t0), (c1, t1) = snapshots(f"{out}/{rate}.idle")[:2]
+        return (c1 - c0) / (t1 - t0)
+    except (OSError, ValueError, ZeroDivisionError):
+        return 0.0
+
+def machine_cpu(name, idle):
+    """The machine's busy CPU-s over one flow, less the idle machine's, or None."""
+    try:
+        (c0, t0), (c1, t1) = snapshots(f"{out}/{name}.stat")[:2]
+        return max(0.0, c1 - c0 - idle * (t1 - t0))
+    except (OSError, ValueError):
+        return None
+
+def measure(name, flow, idle):
+    """(goodput bit/s, CPU-s per GiB received by the two processes, by the whole machine or
+    None) of one flow, or None if it failed."""
     try:
         if flow == "libudt":
             s, c = result_line(f"{out}/{name}.server"), result_line(f"{out}/{name}.client")
             if not s or not c or s["bytes"] == 0:
                 return None
             cpu = s["cpu_user"] + s["cpu_sys"] + c["cpu_user"] + c["cpu_sys"]
-            return s["bytes"] * 8 / s["seconds"], cpu / (s["bytes"] / GIB)
-        j = json.load(open(f"{out}/{name}.json"))
-        cpu = j["sender_cpu_seconds"] + j["receiver_cpu_seconds"]
-        return j["goodput_bps"], cpu / (j["bytes"] / GIB)
+            gib, bps = s["bytes"] / GIB, s["bytes"] * 8 / s["seconds"]
+        else:
+            j = json.load(open(f"{out}/{name}.json"))
+            cpu = j["sender_cpu_seconds"] + j["receiver_cpu_seconds"]
+            gib, bps = j["bytes"] / GIB, j["goodput_bps"]
+        machine = machine_cpu(name, idle)
+        return bps, cpu / gib, None if machine is None else machine / gib
     except (OSError, ValueError, KeyError, ZeroDivisionError):
         return None
 
-print(f"veth + tbf, one flow of each kind per round, medians of {reps} rounds")
+print(f"veth + tbf, one flow of each kind per round, medians of {reps} rounds; CPU-s per GiB")
+print("received: of the two processes (getrusage), and of the whole machine less its idle rate")
 print()
-print("| rate | flow | goodput Mbit/s | CPU-s/GiB (both ends) | runs (CPU-s/GiB) |")
-print("|---|---|---|---|---|")
+print("| rate | flow | goodput Mbit/s | CPU-s/GiB (both ends) | machine CPU-s/GiB | runs (CPU-s/GiB; machine) |")
+print("|---|---|---|---|---|---|")
 summary = []
 for rate in rates:
-    med = {}
+    idle = idle_cpu(rate)
+    med, mmed = {}, {}
     for flow in flows:
-        runs = [measure(f"{rate}.{flow}.{r}", flow) for r in range(1, reps + 1)]
+        runs = [measure(f"{rate}.{flow}.{r}", flow, idle) for r in range(1, reps + 1)]
         ok = [x for x in runs if x]
         if not ok:
-            print(f"| {rate} | {LABEL[flow]} | failed | | |")
+            print(f"| {rate} | {LABEL[flow]} | failed | | | |")
             continue
         g = statistics.median(x[0] for x in ok) / 1e6
-        c = statistics.median(x[1] for x in ok)
-        med[flow] = c
-        cells = ", ".join(f"{x[1]:.1f}" if x else "failed" for x in runs)
-        print(f"| {rate} | {LABEL[flow]} | {g:.1f} | {c:.2f} | {cells} |")
+        med[flow] = statistics.median(x[1] for x in ok)
+        machine = [x[2] for x in ok if x[2] is not None]
+        mcell = ""
+        if machine:
+            mmed[flow] = statistics.median(machine)
+            mcell = f"{mmed[flow]:.2f}"
+        cells = ", ".join(f"{x[1]:.1f}; {x[2]:.1f}" if x and x[2] is not None
+                          else f"{x[1]:.1f}" if x else "failed" for x in runs)
+        print(f"| {rate} | {LABEL[flow]} | {g:.1f} | {med[flow]:.2f} | {mcell} | {cells} |")
     for ours in ("ours-native", "ours-model"):
-        if ours in med and "tcp-bbr" in med and "libudt" in med:
-            summary.append(f"{rate} {LABEL[ours]}: {med[ours] / med['tcp-bbr']:.1f}x TCP bbr's "
-                           f"CPU per GiB, {med[ours] / med['libudt']:.2f}x libudt's")
+        for label, m in (("processes", med), ("machine", mmed)):
+            if ours in m and "tcp-bbr" in m and "libudt" in m:
+                summary.append(f"{rate} {LABEL[ours]}, {label}: {m[ours] / m['tcp-bbr']:.1f}x "
+                               f"TCP bbr's CPU per GiB, {m[ours] / m['libudt']:.2f}x libudt's")
+    summary.append(f"{rate}: the idle machine used {idle:.3f} CPU-s per second")
 print()
 for line in summary:
     print(f"- {line}")
