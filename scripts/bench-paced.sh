@@ -15,7 +15,9 @@
 # the per-process figures flatter whichever transport leaves more of its work to softirqs.
 # It counts anything else running too, so run it on a quiet machine. UDT_BASE=PATH
 # adds the same two rows for another `udt` binary (say, a build of an older commit), so a
-# change can be shown before/after in one run. Root; each flow holds /tmp/udt-bench.lock.
+# change can be shown before/after in one run. FLOWS="ours-model tcp-bbr" runs a subset;
+# RAW=DIR keeps every flow's reports and /proc/stat snapshots there. Root; each flow holds
+# /tmp/udt-bench.lock.
 #
 #   scripts/bench-paced.sh [REPS=3] [SECONDS=10] [RATES="45mbit 200mbit 1gbit"]
 set -euo pipefail
@@ -36,6 +38,7 @@ NS_B=udt-paced-b-$$
 cleanup() {
   ip netns del "$NS_A" 2>/dev/null || true
   ip netns del "$NS_B" 2>/dev/null || true
+  if [ -n "${RAW:-}" ]; then mkdir -p "$RAW" && cp -r "$OUT"/. "$RAW"/; fi
   rm -rf "$OUT"
 }
 trap cleanup EXIT
@@ -87,7 +90,7 @@ libudt_flow() {
   cpu_snapshot "$OUT/$1.stat"
 }
 
-FLOWS=("ours-native" "ours-model" "tcp-bbr" "tcp-cubic" "libudt")
+read -r -a FLOWS <<<"${FLOWS:-ours-native ours-model tcp-bbr tcp-cubic libudt}"
 [ -n "${UDT_BASE:-}" ] && FLOWS+=("base-native" "base-model")
 for rate in $RATES; do
   ip netns del "$NS_A" 2>/dev/null || true
