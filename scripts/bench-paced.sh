@@ -9,11 +9,11 @@
 #                                      `udt_client --send --bench`), their getrusage figures
 # and prints, per rate, goodput and CPU-s per GiB received (sender + receiver), medians over
 # the rounds, plus ours against TCP bbr and libudt measured in the same rounds. A second CPU
-# column counts the whole machine (/proc/stat, all CPUs, less the idle machine's own rate
-# measured before each rate): kernel work that runs outside the two processes, such as TCP's
-# paced transmissions from its timers or tbf's watchdog, is charged to nobody's getrusage, so
-# the per-process figures flatter whichever transport leaves more of its work to softirqs.
-# It counts anything else running too, so run it on a quiet machine. UDT_BASE=PATH
+# column counts the whole machine (scripts/lib/machine-cpu.sh: /proc/stat, all CPUs, less the
+# idle machine's own rate measured before each rate): kernel work that runs outside the two
+# processes, such as TCP's paced transmissions from its timers or tbf's watchdog, is charged
+# to nobody's getrusage, so the per-process figures flatter whichever transport leaves more
+# of its work to softirqs. It counts anything else running too: run on a quiet machine. UDT_BASE=PATH
 # adds the same two rows for another `udt` binary (say, a build of an older commit), so a
 # change can be shown before/after in one run. FLOWS="ours-model tcp-bbr" runs a subset;
 # RAW=DIR keeps every flow's reports and /proc/stat snapshots there. Root; each flow holds
@@ -44,25 +44,16 @@ cleanup() {
 trap cleanup EXIT
 # shellcheck source=lib/shaped.sh
 source scripts/lib/shaped.sh
+# shellcheck source=lib/machine-cpu.sh
+source scripts/lib/machine-cpu.sh
 HOST=10.78.0.1
 PORT=15700
-
-# cpu_snapshot FILE: the machine's idle, iowait and steal time (USER_HZ ticks, all CPUs) and a
-# timestamp. Busy time is the rest of the wall clock: with NO_HZ the kernel measures idle time
-# at each idle entry and exit, while user and system time are sampled per tick, which misses
-# threads that sleep between ticks (a 250 Hz kernel here counted less than getrusage did).
-cpu_snapshot() {
-  awk '/^cpu /{print $5+$6+$9}' /proc/stat >>"$1"
-  date +%s.%N >>"$1"
-}
 
 # idle_rate RATE: the quiet machine's busy ticks over 3 s, in $OUT/RATE.idle
 idle_rate() {
   exec 9>/tmp/udt-bench.lock
   flock 9
-  cpu_snapshot "$OUT/$1.idle"
-  sleep 3
-  cpu_snapshot "$OUT/$1.idle"
+  cpu_idle_rate "$OUT/$1.idle"
   flock -u 9
 }
 
@@ -115,7 +106,9 @@ for rate in $RATES; do
 done
 
 python3 - "$OUT" "$REPS" "$RATES" "${FLOWS[@]}" <<'PY'
-import json, os, statistics, sys
+import json, statistics, sys
+sys.path.insert(0, "scripts/lib")
+from machine_cpu import busy_seconds, idle_rate
 out, reps, rates, flows = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
 GIB = 2 ** 30
 LABEL = {"ours-native": "ours (native)", "ours-model": "ours (model)", "tcp-bbr": "TCP bbr",
@@ -127,30 +120,6 @@ def result_line(path):
         if '"event":"result"' in line:
             return json.loads(line)
     return None
-
-NCPU = os.cpu_count()
-
-def snapshots(path):
-    """[(busy CPU-s of the machine so far, time)] from cpu_snapshot's lines: the wall clock on
-    every CPU less the idle, iowait and steal time."""
-    v = [float(x) for x in open(path).read().split()]
-    return [(v[i + 1] * NCPU - v[i] / 100, v[i + 1]) for i in range(0, len(v) - 1, 2)]
-
-def idle_cpu(rate):
-    """The quiet machine's busy CPU-s per second before RATE's flows."""
-    try:
-        (c0, t0), (c1, t1) = snapshots(f"{out}/{rate}.idle")[:2]
-        return (c1 - c0) / (t1 - t0)
-    except (OSError, ValueError, ZeroDivisionError):
-        return 0.0
-
-def machine_cpu(name, idle):
-    """The machine's busy CPU-s over one flow, less the idle machine's, or None."""
-    try:
-        (c0, t0), (c1, t1) = snapshots(f"{out}/{name}.stat")[:2]
-        return max(0.0, c1 - c0 - idle * (t1 - t0))
-    except (OSError, ValueError):
-        return None
 
 def measure(name, flow, idle):
     """(goodput bit/s, CPU-s per GiB received by the two processes, by the whole machine or
@@ -166,7 +135,7 @@ def measure(name, flow, idle):
             j = json.load(open(f"{out}/{name}.json"))
             cpu = j["sender_cpu_seconds"] + j["receiver_cpu_seconds"]
             gib, bps = j["bytes"] / GIB, j["goodput_bps"]
-        machine = machine_cpu(name, idle)
+        machine = busy_seconds(f"{out}/{name}.stat", idle)
         return bps, cpu / gib, None if machine is None else machine / gib
     except (OSError, ValueError, KeyError, ZeroDivisionError):
         return None
@@ -178,7 +147,7 @@ print("| rate | flow | goodput Mbit/s | CPU-s/GiB (both ends) | machine CPU-s/Gi
 print("|---|---|---|---|---|---|")
 summary = []
 for rate in rates:
-    idle = idle_cpu(rate)
+    idle = idle_rate(f"{out}/{rate}.idle")
     med, mmed = {}, {}
     for flow in flows:
         runs = [measure(f"{rate}.{flow}.{r}", flow, idle) for r in range(1, reps + 1)]
