@@ -16,9 +16,9 @@
 //! The gap bounds numbered ACKs (and their ACK2s) to 1,000 a second at any data rate and
 //! write size, and keeps the 1024-entry ACK history spanning 16 RTTs so every ACK2 still
 //! finds its ACK. A 4.11 sender takes these like any numbered ACK. Between two of our
-//! connections (GSO trains) the gap counts [`GSO_PROMPT_ACK_PKTS`] packets instead, and the
-//! prompt ACK also waits for that many packets since the last ACK or a write's end
-//! ([`Connection::prompt_ack_wanted`]).
+//! connections (GSO trains) the gap counts 32 to 64 packets instead (half of what the peer
+//! has in flight, `Connection::prompt_ack_pkts`), and the prompt ACK also waits for that
+//! many packets since the last ACK or a write's end ([`Connection::prompt_ack_wanted`]).
 
 use std::time::Duration;
 
@@ -49,6 +49,9 @@ const PROMPT_ACK_PKTS: u32 = 16;
 /// (BENCHMARKS.md, "Fewer ACKs between our peers"). Only for such peers: 4.11 and the
 /// simulator's peers keep 16 (its fairness results move with any ACK timing).
 const GSO_PROMPT_ACK_PKTS: u32 = 32;
+/// The most packets a prompt ACK to a GSO peer waits for, where half of what the peer has in
+/// flight allows it (see `Connection::prompt_ack_pkts`). 64 full packets are one GSO train.
+const GSO_MAX_PROMPT_ACK_PKTS: u32 = 64;
 const PROMPT_ACK_MIN_SPEED: u32 = 1_600;
 /// …and at least RTT / this apart, so the 1024 ACK numbers in flight cover 16 RTTs.
 const ACK_GAP_RTT_DIVISOR: u32 = 64;
@@ -192,7 +195,7 @@ impl Connection {
     }
 
     /// Whether new contiguous data calls for a prompt ACK. From a peer that sends GSO trains,
-    /// only once [`GSO_PROMPT_ACK_PKTS`] packets came since the last ACK, or at a write's end
+    /// only once [`Self::prompt_ack_pkts`] packets came since the last ACK, or at a write's end
     /// (the writer paused there: holding its tail back would only add latency); otherwise
     /// the ACK timer's period covers it. A token bucket releases such a train a packet at a
     /// time at the shaped rate, and the prompt ACK used to go out for the train's first
@@ -203,17 +206,21 @@ impl Connection {
         write_end || !self.gso_peer() || self.rcv.pkts_since_ack >= self.prompt_ack_pkts()
     }
 
-    /// Packets per prompt ACK: [`GSO_PROMPT_ACK_PKTS`] from a peer that sends GSO trains,
-    /// else [`PROMPT_ACK_PKTS`].
+    /// Packets per prompt ACK: [`PROMPT_ACK_PKTS`], or from a peer that sends GSO trains
+    /// half of what it has in flight, between [`GSO_PROMPT_ACK_PKTS`] and
+    /// [`GSO_MAX_PROMPT_ACK_PKTS`]. By Little's law a flow has its arrival speed times the RTT
+    /// in flight, so an ACK per half of that never leaves the sender waiting for the ACK
+    /// timer, and each ACK (a wake-up at both ends, and an ACK2) frees a longer train.
     fn prompt_ack_pkts(&self) -> u32 {
-        if self.gso_peer() {
-            GSO_PROMPT_ACK_PKTS
-        } else {
-            PROMPT_ACK_PKTS
+        if !self.gso_peer() {
+            return PROMPT_ACK_PKTS;
         }
+        let speed = f64::from(self.rcv.counted.cap(self.rcv.reported_speed_pkts));
+        let half_in_flight = speed * self.rtt.rtt().as_secs_f64() / 2.0;
+        (half_in_flight as u32).clamp(GSO_PROMPT_ACK_PKTS, GSO_MAX_PROMPT_ACK_PKTS)
     }
 
-    /// The least time between prompt ACKs: max(1 ms, RTT / 64, 16 packets (32 from a GSO
+    /// The least time between prompt ACKs: max(1 ms, RTT / 64, 16 packets (32-64 from a GSO
     /// peer) at the arrival speed last reported), but never more than the ACK period, so
     /// prompt ACKs are never later than 4.11's.
     ///

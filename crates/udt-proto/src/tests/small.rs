@@ -192,6 +192,31 @@ fn gso_peers_ack_a_train_once() {
     );
 }
 
+/// With more in flight, a prompt ACK between our peers waits for up to 64 packets (half of
+/// what the sender has in flight): at 200 Mbit/s and 20 ms, 340 packets are, and each ACK
+/// then frees a whole GSO train. The flow must keep its rate: waiting for more packets than
+/// are in flight would leave the sender to the 10 ms ACK timer.
+#[test]
+fn gso_peers_ack_half_what_is_in_flight() {
+    let seconds = 3;
+    let rtt = Duration::from_millis(20);
+    let rate = 200_000_000 / 8;
+    let mut sender = ConnectionConfig::default();
+    sender.controller(Arc::new(FixedRateFactory::new(rate)));
+    let r = bulk_flow(1_000_000_000, rtt, seconds, Capabilities::GSO, sender);
+    let per_ack = r.packets_received as f64 / r.acks_sent.max(1) as f64;
+    let sent_pkts = (rate * seconds / 1500) as f64;
+    println!(
+        "200 Mbit/s paced, 20 ms RTT, GSO peers: {} packets of {sent_pkts:.0} paced, {per_ack:.1} per numbered ACK",
+        r.packets_received
+    );
+    assert!(
+        r.packets_received as f64 > 0.9 * sent_pkts,
+        "the flow fell behind its pace"
+    );
+    assert!(per_ack >= 56.0, "{per_ack:.1} packets per ACK");
+}
+
 /// Both sides know the round trip once connected, before any data or ACK2: the caller from
 /// its last handshake request, the server from the keep-alive that answers its response,
 /// with and without packet protection (sealed, the keep-alive still times it).
