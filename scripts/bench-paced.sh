@@ -13,9 +13,9 @@
 # idle machine's own rate measured before each rate): kernel work that runs outside the two
 # processes, such as TCP's paced transmissions from its timers or tbf's watchdog, is charged
 # to nobody's getrusage, so the per-process figures flatter whichever transport leaves more
-# of its work to softirqs. It counts anything else running too: run on a quiet machine. UDT_BASE=PATH
-# adds the same two rows for another `udt` binary (say, a build of an older commit), so a
-# change can be shown before/after in one run. FLOWS="ours-model tcp-bbr" runs a subset;
+# of its work to softirqs. It counts anything else running too: run on a quiet machine.
+# UDT_BASE=PATH adds the same two rows for another `udt` binary (say, a build of an older
+# commit), so a change can be shown before/after in one run. FLOWS="ours-model tcp-bbr" runs a subset;
 # RAW=DIR keeps every flow's reports and /proc/stat snapshots there. Root; each flow holds
 # /tmp/udt-bench.lock.
 #
@@ -49,7 +49,7 @@ source scripts/lib/machine-cpu.sh
 HOST=10.78.0.1
 PORT=15700
 
-# idle_rate RATE: the quiet machine's busy ticks over 3 s, in $OUT/RATE.idle
+# idle_rate RATE: the quiet machine's snapshots 3 s apart, in $OUT/RATE.idle
 idle_rate() {
   exec 9>/tmp/udt-bench.lock
   flock 9

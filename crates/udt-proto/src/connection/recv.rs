@@ -212,12 +212,27 @@ impl Connection {
     /// in flight, so an ACK per half of that never leaves the sender waiting for the ACK
     /// timer, and each ACK (a wake-up at both ends, and an ACK2) frees a longer train.
     fn prompt_ack_pkts(&self) -> u32 {
+        self.prompt_ack_pkts_at(self.prompt_ack_speed())
+    }
+
+    /// [`Self::prompt_ack_pkts`] at `speed` packets a second ([`Self::prompt_ack_speed`]).
+    fn prompt_ack_pkts_at(&self, speed: u32) -> u32 {
         if !self.gso_peer() {
             return PROMPT_ACK_PKTS;
         }
-        let speed = f64::from(self.rcv.counted.cap(self.rcv.reported_speed_pkts));
-        let half_in_flight = speed * self.rtt.rtt().as_secs_f64() / 2.0;
+        let half_in_flight = f64::from(speed) * self.rtt.rtt().as_secs_f64() / 2.0;
         (half_in_flight as u32).clamp(GSO_PROMPT_ACK_PKTS, GSO_MAX_PROMPT_ACK_PKTS)
+    }
+
+    /// The arrival speed that sizes prompt ACKs: the one last reported, from a GSO peer held
+    /// to the counted speed (see [`Self::prompt_ack_gap`]).
+    fn prompt_ack_speed(&self) -> u32 {
+        let reported = self.rcv.reported_speed_pkts;
+        if self.gso_peer() {
+            self.rcv.counted.cap(reported)
+        } else {
+            reported
+        }
     }
 
     /// The least time between prompt ACKs: max(1 ms, RTT / 64, 16 packets (32-64 from a GSO
@@ -231,15 +246,10 @@ impl Connection {
     /// arrival speed, and the simulator's fairness results move with any change to the ACK
     /// timing (holding every flow's speed to its count failed `cc_fair` and `cc_model`).
     fn prompt_ack_gap(&self) -> Duration {
-        let reported = self.rcv.reported_speed_pkts;
-        let speed = if self.gso_peer() {
-            self.rcv.counted.cap(reported)
-        } else {
-            reported
-        };
+        let speed = self.prompt_ack_speed();
         let pkts = match speed {
             speed if speed >= PROMPT_ACK_MIN_SPEED => {
-                Duration::from_secs(1) * self.prompt_ack_pkts() / speed
+                Duration::from_secs(1) * self.prompt_ack_pkts_at(speed) / speed
             }
             _ => Duration::ZERO,
         };
