@@ -157,6 +157,27 @@ impl ReceiverLossList {
         self.set.remove_before(seq);
     }
 
+    /// The first range, if it was never reported or last reported at least `after` before
+    /// `now`, marked reported at `now` (its back-off count unchanged): the range the ACK
+    /// waits for, which the periodic NAK repeats without back-off.
+    pub fn first_due(&mut self, now: Instant, after: Duration) -> Option<(SeqNumber, SeqNumber)> {
+        let (&key, entry) = self.set.map.iter_mut().next()?;
+        if entry.meta.last.is_some_and(|t| now < t + after) {
+            return None;
+        }
+        entry.meta.last = Some(now);
+        Some((self.set.unwrap.seq(key), self.set.unwrap.seq(entry.last)))
+    }
+
+    /// When the first range was last reported (`None`: never, or nothing is missing).
+    pub fn first_reported(&self) -> Option<Instant> {
+        self.set
+            .map
+            .values()
+            .next()
+            .and_then(|entry| entry.meta.last)
+    }
+
     /// The smallest missing number (the ACK point when present, §4.2).
     pub fn first(&self) -> Option<SeqNumber> {
         self.set.first()

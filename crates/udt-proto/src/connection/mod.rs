@@ -172,6 +172,8 @@ struct RecvState {
     last_full_ack: Option<Instant>,
     /// When the last numbered (16- or 24-byte) ACK went out: prompt ACKs keep a gap from it.
     last_numbered_ack: Option<Instant>,
+    /// When the periodic NAK next looks at every range (see `Connection::nak_timer`).
+    nak_round: Option<Instant>,
     /// Data packets since the last full-ACK attempt, and the light-ACK multiplier.
     pkts_since_ack: u32,
     light_ack_count: u32,
@@ -302,6 +304,7 @@ impl Connection {
                 history: AckHistory::default(),
                 last_full_ack: None,
                 last_numbered_ack: None,
+                nak_round: None,
                 pkts_since_ack: 0,
                 light_ack_count: 1,
                 arrival: ArrivalSpeed::new(),

@@ -255,3 +255,26 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_first_range_is_due_again_after_its_wait_whatever_its_back_off() {
+    let at = Instant::from_micros;
+    let wait = Duration::from_millis(5);
+    let mut list = ReceiverLossList::new(100);
+    list.insert_reported(s(10), s(11), at(0));
+    list.insert(s(20), s(20));
+    assert_eq!(list.first_reported(), Some(at(0)));
+    assert_eq!(list.first_due(at(4_999), wait), None);
+    assert_eq!(list.first_due(at(5_000), wait), Some((s(10), s(11))));
+    assert_eq!(list.first_reported(), Some(at(5_000)));
+    // Its back-off count did not grow: the periodic round still finds it due one interval
+    // after the report it counts (k = 1), and the other range as never reported.
+    let interval = Duration::from_millis(10);
+    assert_eq!(list.ranges_due(at(5_001), interval, 10), vec![(s(20), s(20))]);
+    assert_eq!(list.ranges_due(at(15_000), interval, 10), vec![(s(10), s(11))]);
+    // Filling the first packet leaves the rest of the range first, with its report time.
+    assert!(list.remove(s(10)));
+    assert_eq!(list.first_reported(), Some(at(15_000)));
+    assert_eq!(list.first_due(at(19_999), wait), None);
+    assert_eq!(list.first_due(at(20_000), wait), Some((s(11), s(11))));
+}

@@ -308,9 +308,7 @@ fn print(name: &str, n: usize, f: &Friendliness) {
 #[test]
 fn model_is_fair_to_cubic_where_the_loss_is_congestion() {
     for n in [1usize, 4, 10] {
-        let runs: Vec<_> = (1..=5u64)
-            .map(|seed| beside_cubic(&model(), n, seed))
-            .collect();
+        let runs: Vec<_> = SEEDS.map(|seed| beside_cubic(&model(), n, seed)).collect();
         for f in &runs {
             print("model", n, f);
         }
@@ -329,12 +327,20 @@ fn median_friendliness(runs: &[Friendliness]) -> Friendliness {
     }
 }
 
+/// The seeds every scenario below runs with; each figure is their median (see
+/// [`model_is_fair_to_cubic_where_the_loss_is_congestion`] for why one seed is not enough).
+const SEEDS: std::ops::RangeInclusive<u64> = 1..=5;
+
 /// The reference itself: cubic beside cubic shares evenly (what the bars above compare
-/// against, and the check that the stand-in for TCP behaves like TCP).
+/// against, and the check that the stand-in for TCP behaves like TCP). One flow of five
+/// identical ones takes 0.77-1.67 of an equal share with the seed, so the median is held.
 #[test]
 fn cubic_flows_share_evenly() {
-    let f = beside_cubic(&cubic(), 4, 4);
-    print("cubic", 4, &f);
+    let runs: Vec<_> = SEEDS.map(|seed| beside_cubic(&cubic(), 4, seed)).collect();
+    for f in &runs {
+        print("cubic", 4, f);
+    }
+    let f = median_friendliness(&runs);
     assert!((0.8..=1.25).contains(&f.share), "{:.2}", f.share);
     assert!(f.utilisation >= 0.9, "utilisation {:.3}", f.utilisation);
 }
@@ -353,7 +359,7 @@ fn assert_fair(n: usize, f: &Friendliness, reference: f64, low: f64) {
     );
     // With one CUBIC flow the two bars are one (kept = 2 - share), and a single run beside
     // it spreads with the seed: shares 0.93-1.20, CUBIC keeping 0.79-1.06 (seeds 1-6; the
-    // median of five keeps 1.01). Held to 0.85 for the single-seed scenarios below.
+    // median of five keeps 1.01). Held to 0.85 there.
     let bar = if n == 1 { 0.85 } else { 0.9 };
     assert!(
         f.tcp_kept >= bar,
@@ -366,15 +372,28 @@ fn assert_fair(n: usize, f: &Friendliness, reference: f64, low: f64) {
 /// lowest share; see [`assert_fair`]). A flow that starts late, or beside flows with other
 /// RTTs, is not always owed an equal share within a 30 s window (a cubic latecomer beside 4
 /// cubic flows took 0.78 of one), only what TCP would take there.
+///
+/// Each scenario runs with every seed of [`SEEDS`] and is held by its medians: a change to
+/// the timing of NAKs or ACKs picks another point of each run's spread (the latecomer beside
+/// 10 cubic flows took 0.89 of an equal share with one seed and 0.73 after such a change,
+/// while the median of five moved from 0.97 to 0.88).
 fn model_in(name: &str, scenarios: &[Scenario], low: f64) {
-    let runs: Vec<_> = scenarios
+    let medians: Vec<_> = scenarios
         .iter()
-        .map(|s| (s.n, s.friendliness(&model())))
+        .map(|s| {
+            let runs: Vec<_> = SEEDS
+                .map(|seed| Scenario { seed, ..*s }.friendliness(&model()))
+                .collect();
+            for f in &runs {
+                print(name, s.n, f);
+            }
+            (s.n, median_friendliness(&runs))
+        })
         .collect();
-    for (n, f) in &runs {
-        print(name, *n, f);
+    for (n, f) in &medians {
+        print(&format!("{name} (median)"), *n, f);
     }
-    for (n, f) in &runs {
+    for (n, f) in &medians {
         assert_fair(*n, f, f.stand_in_share, low);
     }
 }
@@ -387,18 +406,19 @@ fn model_in(name: &str, scenarios: &[Scenario], low: f64) {
 /// never drained it: see [`model_is_fair_to_kernel_like_cubic`].)
 #[test]
 fn model_is_fair_to_cubic_when_it_starts_after_them() {
-    let scenarios: Vec<_> = [(1usize, 11u64), (4, 12), (10, 13)]
+    let scenarios: Vec<_> = [1usize, 4, 10]
         .into_iter()
-        .map(|(n, seed)| Scenario {
+        .map(|n| Scenario {
             n,
             kind: Competitors::Paced,
             late: LATE,
-            seed,
+            seed: 0,
         })
         .collect();
     // Beside one cubic flow the latecomer is timid: it competes from what it has in flight
-    // once its drain is over, and takes 0.64 of an equal share (a cubic latecomer takes 1.00).
-    // Held to 0.6 here; the 0.8 is not met in that cell.
+    // once its drain is over, and takes 0.6-0.97 of an equal share with the seed (median
+    // 0.63; a cubic latecomer takes 0.57-1.17). Held to 0.6 here; the 0.8 is not met
+    // in that cell.
     model_in("late model", &scenarios, 0.6);
 }
 
@@ -407,19 +427,14 @@ fn model_is_fair_to_cubic_when_it_starts_after_them() {
 /// draining, as in the lab: the model starts with the first of them, or [`LATE`] after.
 #[test]
 fn model_is_fair_to_kernel_like_cubic() {
-    let scenarios: Vec<_> = [
-        (1usize, 21u64, false),
-        (4, 22, true),
-        (10, 23, false),
-        (10, 24, true),
-    ]
-    .into_iter()
-    .map(|(n, seed, late)| Scenario {
-        n,
-        kind: Competitors::KernelLike,
-        late: if late { LATE } else { Duration::ZERO },
-        seed,
-    })
-    .collect();
+    let scenarios: Vec<_> = [(1usize, false), (4, true), (10, false), (10, true)]
+        .into_iter()
+        .map(|(n, late)| Scenario {
+            n,
+            kind: Competitors::KernelLike,
+            late: if late { LATE } else { Duration::ZERO },
+            seed: 0,
+        })
+        .collect();
     model_in("model (kernel-like)", &scenarios, 0.8);
 }

@@ -382,6 +382,62 @@ fn receiver_naks_a_gap_at_once_and_acks_when_the_gap_fills() {
     assert!(acks[0].details.is_some(), "a numbered ACK");
 }
 
+/// Deviation (periodic NAK): the first hole, the one the ACK waits for, is reported again
+/// without back-off, within 300 ms (a sender's EXP floor) of its last report, so a sender
+/// stalled behind a lost retransmission hears from a receiver that has nothing else to say
+/// (its ACK confirmed, no new data) before its EXP resends everything unacknowledged; the
+/// range back-off alone left 310 ms, then 620 ms, of silence.
+#[test]
+fn a_silent_receiver_reports_its_first_loss_before_a_senders_exp() {
+    let (mut raw, isn) = Raw::client();
+    raw.drain();
+    raw.feed_data(isn, 1456);
+    raw.feed_data(isn + 3u32, 1456);
+    let start = raw.now;
+    let mut reports = vec![Duration::ZERO];
+    let mut other_naks = false;
+    let controls = raw.controls();
+    assert!(naks_covering(&controls, isn + 1u32));
+    confirm_acks(&mut raw, &controls);
+    while raw.now - start < Duration::from_secs(3) {
+        raw.advance(Duration::from_millis(1));
+        let controls = raw.controls();
+        confirm_acks(&mut raw, &controls);
+        if naks_covering(&controls, isn + 1u32) {
+            reports.push(raw.now - start);
+        } else if controls.iter().any(|c| matches!(c, ControlBody::Nak(_))) {
+            other_naks = true;
+        }
+    }
+    assert!(!other_naks, "only the hole is reported");
+    let gaps: Vec<Duration> = reports.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps.len() >= 10, "reports at {reports:?}");
+    assert!(
+        gaps.iter()
+            .all(|g| *g < Duration::from_millis(300) && *g >= Duration::from_millis(20)),
+        "reports at {reports:?}"
+    );
+}
+
+/// Answer every numbered ACK in `controls` with its ACK2, as a live sender does.
+fn confirm_acks(raw: &mut Raw, controls: &[ControlBody]) {
+    for c in controls {
+        if let ControlBody::Ack(a) = c {
+            if a.number != AckNumber::LIGHT {
+                raw.feed_control(ControlBody::Ack2(a.number));
+            }
+        }
+    }
+}
+
+/// Whether `controls` hold a NAK that reports `seq`.
+fn naks_covering(controls: &[ControlBody], seq: SeqNumber) -> bool {
+    controls.iter().any(|c| match c {
+        ControlBody::Nak(n) => n.ranges.iter().any(|r| r.first <= seq && seq <= r.last),
+        _ => false,
+    })
+}
+
 /// Deviation from 4.11 (prompt ACKs): new data is acknowledged at once if no numbered ACK
 /// went out for 1 ms (the floor of the gap; RTT / 64 is below it here), else when the gap ends.
 #[test]
