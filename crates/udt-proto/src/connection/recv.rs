@@ -434,12 +434,12 @@ impl Connection {
         let round = self.rcv.nak_round.is_none_or(|at| at <= now);
         let mut ranges: Vec<(SeqNumber, SeqNumber)> = head.into_iter().collect();
         if round {
-            ranges.extend(self.rcv.loss.ranges_due(now, interval, max_ranges));
+            let room = max_ranges - ranges.len();
+            ranges.extend(self.rcv.loss.ranges_due(now, interval, room));
             self.rcv.nak_round = Some(now + interval);
         }
         let ranges: Vec<SeqRange> = ranges
             .into_iter()
-            .take(max_ranges)
             .map(|(first, last)| SeqRange { first, last })
             .collect();
         if !ranges.is_empty() {

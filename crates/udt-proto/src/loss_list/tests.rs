@@ -270,8 +270,14 @@ fn the_first_range_is_due_again_after_its_wait_whatever_its_back_off() {
     // Its back-off count did not grow: the periodic round still finds it due one interval
     // after the report it counts (k = 1), and the other range as never reported.
     let interval = Duration::from_millis(10);
-    assert_eq!(list.ranges_due(at(5_001), interval, 10), vec![(s(20), s(20))]);
-    assert_eq!(list.ranges_due(at(15_000), interval, 10), vec![(s(10), s(11))]);
+    assert_eq!(
+        list.ranges_due(at(5_001), interval, 10),
+        vec![(s(20), s(20))]
+    );
+    assert_eq!(
+        list.ranges_due(at(15_000), interval, 10),
+        vec![(s(10), s(11))]
+    );
     // Filling the first packet leaves the rest of the range first, with its report time.
     assert!(list.remove(s(10)));
     assert_eq!(list.first_reported(), Some(at(15_000)));
