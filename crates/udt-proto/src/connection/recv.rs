@@ -430,18 +430,15 @@ impl Connection {
         let interval = self.nak_interval();
         // Each range takes at most two words; keep the NAK inside one packet.
         let max_ranges = (self.payload_size / 8).max(1);
+        let range = |(first, last)| SeqRange { first, last };
         let head = self.rcv.loss.first_due(now, self.head_repeat());
-        let round = self.rcv.nak_round.is_none_or(|at| at <= now);
-        let mut ranges: Vec<(SeqNumber, SeqNumber)> = head.into_iter().collect();
-        if round {
+        let mut ranges: Vec<SeqRange> = head.into_iter().map(range).collect();
+        if self.rcv.nak_round.is_none_or(|at| at <= now) {
             let room = max_ranges - ranges.len();
-            ranges.extend(self.rcv.loss.ranges_due(now, interval, room));
+            let due = self.rcv.loss.ranges_due(now, interval, room);
+            ranges.extend(due.into_iter().map(range));
             self.rcv.nak_round = Some(now + interval);
         }
-        let ranges: Vec<SeqRange> = ranges
-            .into_iter()
-            .map(|(first, last)| SeqRange { first, last })
-            .collect();
         if !ranges.is_empty() {
             self.send_nak(ranges);
         }

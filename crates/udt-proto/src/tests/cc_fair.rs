@@ -239,7 +239,6 @@ struct Scenario {
     n: usize,
     kind: Competitors,
     late: Duration,
-    seed: u64,
 }
 
 impl Scenario {
@@ -253,14 +252,15 @@ impl Scenario {
         flows
     }
 
-    /// How `under_test` fares here, against one more cubic flow of the same kind in its slot.
-    fn friendliness(&self, under_test: &Arc<dyn ControllerFactory>) -> Friendliness {
+    /// How `under_test` fares here with `seed`, against one more cubic flow of the same kind
+    /// in its slot.
+    fn friendliness(&self, under_test: &Arc<dyn ControllerFactory>, seed: u64) -> Friendliness {
         let stand_in = match self.kind {
             Competitors::Paced => cubic(),
             Competitors::KernelLike => kernel_like_cubic(),
         };
-        let alone = run(&self.flows(&stand_in), self.seed);
-        let mixed = run(&self.flows(under_test), self.seed);
+        let alone = run(&self.flows(&stand_in), seed);
+        let mixed = run(&self.flows(under_test), seed);
         let n = self.n as f64;
         let total: f64 = mixed.iter().sum();
         let tcp_beside: f64 = mixed[1..].iter().sum();
@@ -280,9 +280,8 @@ fn beside_cubic(under_test: &Arc<dyn ControllerFactory>, n: usize, seed: u64) ->
         n,
         kind: Competitors::Paced,
         late: Duration::ZERO,
-        seed,
     };
-    s.friendliness(under_test)
+    s.friendliness(under_test, seed)
 }
 
 fn print(name: &str, n: usize, f: &Friendliness) {
@@ -381,9 +380,7 @@ fn model_in(name: &str, scenarios: &[Scenario], low: f64) {
     let medians: Vec<_> = scenarios
         .iter()
         .map(|s| {
-            let runs: Vec<_> = SEEDS
-                .map(|seed| Scenario { seed, ..*s }.friendliness(&model()))
-                .collect();
+            let runs: Vec<_> = SEEDS.map(|seed| s.friendliness(&model(), seed)).collect();
             for f in &runs {
                 print(name, s.n, f);
             }
@@ -412,7 +409,6 @@ fn model_is_fair_to_cubic_when_it_starts_after_them() {
             n,
             kind: Competitors::Paced,
             late: LATE,
-            seed: 0,
         })
         .collect();
     // Beside one cubic flow the latecomer is timid: it competes from what it has in flight
@@ -433,7 +429,6 @@ fn model_is_fair_to_kernel_like_cubic() {
             n,
             kind: Competitors::KernelLike,
             late: if late { LATE } else { Duration::ZERO },
-            seed: 0,
         })
         .collect();
     model_in("model (kernel-like)", &scenarios, 0.8);
