@@ -234,6 +234,8 @@ struct Result {
     long long bad_offset = -1;   // first mismatching byte / message index
     int min_size = 0, max_size = 0;
     long long out_of_order = 0;
+    long long skipped = 0;       // in-order receiver: indices jumped over (k beyond the next)
+    long long backwards = 0;     // in-order receiver: arrivals of an index below the next
     long long missing = 0;       // --allow-drops: messages that never arrived (TTL expired)
     std::atomic<long long> live_bytes{0};  // stream receiver: bytes so far, for --interval
     Sha256 sha;                  // stream: digest of every byte sent / received (not --bench)
@@ -384,6 +386,8 @@ static inline void recv_dgram(UDTSOCKET s, const Options& o, Result& r) {
             r.ok = false;
         }
         if ((long long)k != expect_next) r.out_of_order++;
+        if ((long long)k > expect_next) r.skipped += (long long)k - expect_next;
+        if ((long long)k < expect_next) r.backwards++;
         expect_next = (long long)k + 1;
         r.min_size = r.msgs == 0 ? n : std::min(r.min_size, n);
         r.max_size = std::max(r.max_size, n);
@@ -485,13 +489,13 @@ static inline void print_result(const Options& o, Result& r) {
         "{\"event\":\"result\",\"role\":\"%s\",\"mode\":\"%s\",\"dir\":\"%s\",\"ok\":%s,"
         "\"bytes\":%lld,\"msgs\":%lld,\"seconds\":%.6f,\"mbps\":%.1f,\"peer_closed\":%s,"
         "\"bad_offset\":%lld,\"min_size\":%d,\"max_size\":%d,\"out_of_order\":%lld,"
-        "\"missing\":%lld,"
+        "\"skipped\":%lld,\"backwards\":%lld,\"missing\":%lld,"
         "\"cpu_user\":%.3f,\"cpu_sys\":%.3f,\"retrans\":%d,\"sent_pkts\":%lld,"
         "\"recv_pkts\":%lld,\"rtt_ms\":%.3f,\"bandwidth_mbps\":%.3f,\"loss_pkts\":%lld,"
         "\"sha256\":\"%s\",\"end\":\"%s\"}\n",
         r.role, o.dgram ? "dgram" : "stream", o.send ? "send" : "recv", r.ok ? "true" : "false",
         r.bytes, r.msgs, r.seconds, mbps, r.peer_closed ? "true" : "false", r.bad_offset,
-        r.min_size, r.max_size, r.out_of_order, r.missing, cpu_s(true), cpu_s(false),
+        r.min_size, r.max_size, r.out_of_order, r.skipped, r.backwards, r.missing, cpu_s(true), cpu_s(false),
         r.perf.pktRetransTotal, (long long)r.perf.pktSentTotal, (long long)r.perf.pktRecvTotal,
         r.perf.msRTT, r.perf.mbpsBandwidth,
         (long long)(o.send ? r.perf.pktSndLossTotal : r.perf.pktRcvLossTotal),

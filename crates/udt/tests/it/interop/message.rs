@@ -74,22 +74,37 @@ fn recv_messages_until(m: &UdtMessageSocket, quiet: Duration, quiet_ok: bool) ->
 
 #[test]
 fn our_messages_to_libudt_in_order() {
-    let (mut srv, addr) = server(&[
-        "--mode",
-        "dgram",
-        "--msgs",
-        &MSGS.to_string(),
-        "--max-msg",
-        &MAX_MSG.to_string(),
-    ]);
-    let m = UdtMessageSocket::connect(addr).expect("connect");
-    send_messages(&m, None, true);
-    m.close().expect("close");
-    let r = srv.result(RESULT_WAIT);
-    assert_ok(&r);
-    assert_eq!(r.int("msgs"), Some(MSGS as i64));
-    assert_eq!(r.int("out_of_order"), Some(0));
-    assert_eq!(r.bool("peer_closed"), Some(true), "{}", r.0);
+    // libudt 4.11 itself loses an acknowledged message in about 1 run in 200
+    // (`Json::is_libudt_message_skip`): try again then; any other failure fails at once.
+    const ATTEMPTS: u32 = 3;
+    for attempt in 1..=ATTEMPTS {
+        let (mut srv, addr) = server(&[
+            "--mode",
+            "dgram",
+            "--msgs",
+            &MSGS.to_string(),
+            "--max-msg",
+            &MAX_MSG.to_string(),
+        ]);
+        let m = UdtMessageSocket::connect(addr).expect("connect");
+        send_messages(&m, None, true);
+        let dropped_by_us = m.stats().messages_dropped_send;
+        m.close().expect("close");
+        let r = srv.result(RESULT_WAIT);
+        if attempt < ATTEMPTS && dropped_by_us == 0 && r.is_libudt_message_skip(MSGS) {
+            println!(
+                "libudt skipped an acknowledged message (its own race); again: {}",
+                r.0
+            );
+            continue;
+        }
+        assert_eq!(dropped_by_us, 0, "no TTL, yet we dropped a message");
+        assert_ok(&r);
+        assert_eq!(r.int("msgs"), Some(MSGS as i64));
+        assert_eq!(r.int("out_of_order"), Some(0));
+        assert_eq!(r.bool("peer_closed"), Some(true), "{}", r.0);
+        return;
+    }
 }
 
 #[test]
