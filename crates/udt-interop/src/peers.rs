@@ -207,7 +207,7 @@ impl Json {
     /// and correct and none came twice or backwards, but it jumped over some, exactly as many
     /// as it is short of `msgs`.
     ///
-    /// 4.11's receive buffer does that in about one run in 200 on loopback, libudt to libudt
+    /// 4.11's receive buffer does that in one run in 100-200 on loopback, libudt to libudt
     /// as well (`CRcvBuffer::scanMsg` races with the receiving thread's ACK bookkeeping): the
     /// skipped message was acknowledged, so the sender never resends it. Tests whose sender
     /// is ours retry a transfer that failed this way; any other failure is ours to explain.
