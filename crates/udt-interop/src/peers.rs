@@ -208,7 +208,7 @@ impl Json {
     /// as it is short of `msgs`.
     ///
     /// 4.11's receive buffer does that in one run in 100-200 on loopback, libudt to libudt
-    /// as well (`CRcvBuffer::scanMsg` races with the receiving thread's ACK bookkeeping): the
+    /// as well (most likely `CRcvBuffer::scanMsg` racing the receiving thread's ACK point): the
     /// skipped message was acknowledged, so the sender never resends it. Tests whose sender
     /// is ours retry a transfer that failed this way; any other failure is ours to explain.
     pub fn is_libudt_message_skip(&self, msgs: u64) -> bool {
