@@ -307,12 +307,19 @@ fn print(name: &str, n: usize, f: &Friendliness) {
 #[test]
 fn model_is_fair_to_cubic_where_the_loss_is_congestion() {
     for n in [1usize, 4, 10] {
-        let runs: Vec<_> = SEEDS.map(|seed| beside_cubic(&model(), n, seed)).collect();
-        for f in &runs {
-            print("model", n, f);
-        }
-        assert_fair(n, &median_friendliness(&runs), 1.0, 0.8);
+        let f = over_seeds("model", n, |seed| beside_cubic(&model(), n, seed));
+        assert_fair(n, &f, 1.0, 0.8);
     }
+}
+
+/// Run `scenario` with every seed of [`SEEDS`], print each run as `name` with `n` flows, and
+/// return the medians.
+fn over_seeds(name: &str, n: usize, scenario: impl Fn(u64) -> Friendliness) -> Friendliness {
+    let runs: Vec<_> = SEEDS.map(scenario).collect();
+    for f in &runs {
+        print(name, n, f);
+    }
+    median_friendliness(&runs)
 }
 
 /// Each figure's median over `runs` (taken figure by figure).
@@ -335,11 +342,7 @@ const SEEDS: std::ops::RangeInclusive<u64> = 1..=5;
 /// identical ones takes 0.77-1.67 of an equal share with the seed, so the median is held.
 #[test]
 fn cubic_flows_share_evenly() {
-    let runs: Vec<_> = SEEDS.map(|seed| beside_cubic(&cubic(), 4, seed)).collect();
-    for f in &runs {
-        print("cubic", 4, f);
-    }
-    let f = median_friendliness(&runs);
+    let f = over_seeds("cubic", 4, |seed| beside_cubic(&cubic(), 4, seed));
     assert!((0.8..=1.25).contains(&f.share), "{:.2}", f.share);
     assert!(f.utilisation >= 0.9, "utilisation {:.3}", f.utilisation);
 }
@@ -380,11 +383,8 @@ fn model_in(name: &str, scenarios: &[Scenario], low: f64) {
     let medians: Vec<_> = scenarios
         .iter()
         .map(|s| {
-            let runs: Vec<_> = SEEDS.map(|seed| s.friendliness(&model(), seed)).collect();
-            for f in &runs {
-                print(name, s.n, f);
-            }
-            (s.n, median_friendliness(&runs))
+            let f = over_seeds(name, s.n, |seed| s.friendliness(&model(), seed));
+            (s.n, f)
         })
         .collect();
     for (n, f) in &medians {
