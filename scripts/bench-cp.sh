@@ -123,12 +123,20 @@ cp_round() {
     { time in_b "$UDT" cp "${cpf[@]}" --cc "$CTRL" --json --force "$SHM/src/big.bin" "udt://$HOST:$PORT/" >"$OUT/up$sfx.$i" 2>&1; } \
       2>"$OUT/up$sfx.$i.client-cpu"
     stop_server "$OUT/up$sfx.$i.server-cpu"
+    # Check and delete each copy before the next transfer, so that every receiver writes into
+    # memory the one before it freed. On this VM, writing to guest memory that was not
+    # written recently costs about 3.5 s of system time per GiB (the host backs it on first
+    # touch; a `dd` of 1 GiB into tmpfs takes 0.4 s while 2-3 GiB of recently freed memory
+    # last, then 3.5-4.5 s), charged to the writer. A download that wrote the third GiB of
+    # the round paid it, an upload after `rm` did not (BENCHMARKS, "At 4 Gbit/s").
+    cmp -s "$SHM/src/big.bin" "$SHM/up/big.bin" || { echo "upload $i ($mode$b) differs" >&2; exit 1; }
+    rm -f "$SHM/up/big.bin"
     start_server "$SHM/src" "${serve[@]}"
     { time in_b "$UDT" cp "${cpf[@]}" --cc "$CTRL" --json --force "udt://$HOST:$PORT/big.bin" "$SHM/down/" >"$OUT/down$sfx.$i" 2>&1; } \
       2>"$OUT/down$sfx.$i.client-cpu"
     stop_server "$OUT/down$sfx.$i.server-cpu"
-    cmp -s "$SHM/src/big.bin" "$SHM/up/big.bin" && cmp -s "$SHM/src/big.bin" "$SHM/down/big.bin" \
-      || { echo "copy $i ($mode$b) differs" >&2; exit 1; }
+    cmp -s "$SHM/src/big.bin" "$SHM/down/big.bin" || { echo "download $i ($mode$b) differs" >&2; exit 1; }
+    rm -f "$SHM/down/big.bin"
   done
 }
 
