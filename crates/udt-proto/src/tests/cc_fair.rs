@@ -204,6 +204,19 @@ enum Competitors {
     /// spread over ±20%, so that their losses fall out of step and the queue oscillates
     /// near full instead of draining in step.
     KernelLike,
+    /// Flows that do not yield to loss, as BBR v1 does not: the model with its competition
+    /// mode and both loss back-offs off (pacing at its delivery-rate estimate, the window
+    /// two BDPs). Several of them on a one-BDP queue keep it full and lose several percent.
+    LossBlind,
+}
+
+fn loss_blind() -> Arc<dyn ControllerFactory> {
+    let mut f = ModelFactory::default();
+    f.config
+        .tcp_friendly(false)
+        .heavy_loss(1.0)
+        .queue_overflow(1.0, 1.5);
+    Arc::new(f)
 }
 
 fn kernel_like_cubic() -> Arc<dyn ControllerFactory> {
@@ -217,6 +230,7 @@ fn competitors(n: usize, kind: Competitors) -> Vec<Flow> {
     (0..n)
         .map(|i| match kind {
             Competitors::Paced => flow(cubic(), RTT),
+            Competitors::LossBlind => flow(loss_blind(), RTT),
             Competitors::KernelLike => {
                 let spread = if n > 1 {
                     i as f64 / (n - 1) as f64
@@ -258,6 +272,7 @@ impl Scenario {
         let stand_in = match self.kind {
             Competitors::Paced => cubic(),
             Competitors::KernelLike => kernel_like_cubic(),
+            Competitors::LossBlind => loss_blind(),
         };
         let alone = run(&self.flows(&stand_in), seed);
         let mixed = run(&self.flows(under_test), seed);
@@ -432,4 +447,41 @@ fn model_is_fair_to_kernel_like_cubic() {
         })
         .collect();
     model_in("model (kernel-like)", &scenarios, 0.8);
+}
+
+/// Issue 12, beside flows that ignore loss (BBR v1; see [`Competitors::LossBlind`]): they
+/// keep the queue full and lose several percent, so the model takes their losses for
+/// congestion and competes as a CUBIC flow, which at that loss rate is starved. The
+/// competition's loss meter sees a loss rate no loss-based flow could live with, and the
+/// model goes back to its rate-based self. Before it did, the model took 0.03 of an equal
+/// share beside 4 of them (median of five seeds; 0.04-0.14 beside 10-50 kernel BBR flows in
+/// the lab). Held to half an equal share at least and 1.5 at most (a loss-blind flow in its
+/// place takes 0.34-1.55 with the seed: these flows do not share evenly among themselves
+/// either), with the loss-blind flows keeping 90% of what they get beside one more of theirs.
+#[test]
+fn model_holds_its_share_beside_flows_that_ignore_loss() {
+    for n in [4usize, 10] {
+        let s = Scenario {
+            n,
+            kind: Competitors::LossBlind,
+            late: Duration::ZERO,
+        };
+        let runs: Vec<_> = SEEDS.map(|seed| s.friendliness(&model(), seed)).collect();
+        let f = median_friendliness(&runs);
+        println!(
+            "model beside {n} loss-blind flows: {:.2} x an equal share, they keep {:.2} \
+             (per seed: {:?})",
+            f.share,
+            f.tcp_kept,
+            runs.iter()
+                .map(|r| (r.share * 100.0).round() / 100.0)
+                .collect::<Vec<_>>()
+        );
+        assert!(
+            (0.5..=1.5).contains(&f.share),
+            "beside {n} loss-blind flows: {:.2} x an equal share",
+            f.share
+        );
+        assert!(f.tcp_kept >= 0.9, "beside {n}: they keep {:.2}", f.tcp_kept);
+    }
 }

@@ -76,6 +76,16 @@
 //! model's estimate can read above the link, and its own queue would otherwise look like
 //! competitors'.
 //!
+//! Not every competitor that keeps the queue full yields to loss. BBR v1 flows pace at their
+//! estimates whatever they lose, and 10-50 of them on a one-BDP queue lose 3-20% of what is
+//! sent; a CUBIC window at that loss rate is a few packets (one `model` flow beside 10-50
+//! kernel BBR flows took 0.04-0.14 of an equal share in the lab). Loss-based flows cannot
+//! keep a loss rate that high, so while competing the model meters the loss rate its window
+//! meets ([`Competition::loss_rate`]); above [`LOSS_BLIND_RATE`] over two stretches of a
+//! second it takes the competitors for loss-blind and goes back to its rate-based self for
+//! [`LOSS_BLIND_HOLD`] (see `ModelBased::judge_loss_blind`). When the hold ends, the next
+//! loss with a full queue starts a competition again, which re-checks.
+//!
 //! Start-up's own losses are ignored until the queue has been seen empty or [`settle`] has
 //! passed since the drain. Two `model` flows alone keep a standing queue (their estimates add
 //! up to more than the link, as with BBR v1); more of them can overflow a one-BDP queue and
@@ -139,10 +149,61 @@ const FIRST_CRUISE_PHASE: usize = 2;
 const RANDOM_LOSSES: usize = 3;
 const RANDOM_MEMORY: Duration = Duration::from_secs(2);
 
+/// A loss rate the CUBIC window meets while competing above which the competitors do not
+/// yield to loss (see [`Competition::loss_rate`]), and how long the model then stays
+/// rate-based and takes no loss with a full queue for a competitor's.
+pub(super) const LOSS_BLIND_RATE: f64 = 0.02;
+pub(super) const LOSS_BLIND_HOLD: Duration = Duration::from_secs(10);
+
 /// How long the model competes before it tries its rate-based self again.
 pub(super) const TRIAL: Duration = Duration::from_secs(10);
 /// How long after a trial began a loss with a full queue resumes the competition as it was.
 pub(super) const MEMORY: Duration = Duration::from_secs(10);
+
+/// Floors after a competition began (or resumed) whose losses the meter leaves out.
+const METER_SKIP_FLOORS: u32 = 2;
+/// The shortest stretch, and in floors, over which the meter reports a loss rate.
+const METER_SPAN: Duration = Duration::from_secs(1);
+const METER_FLOORS: u32 = 10;
+/// The fewest new packets, or losses, a stretch must hold for the meter to report on it: a
+/// starved window sends a few dozen packets a second, and [`METER_MIN_LOST`] losses in fewer
+/// than [`METER_MIN_SENT`] packets are already a loss rate of 4% or more.
+const METER_MIN_SENT: u64 = 200;
+const METER_MIN_LOST: u64 = 8;
+
+/// The loss rate over stretches of at least [`METER_SPAN`] (or [`METER_FLOORS`] floors) and
+/// [`METER_MIN_SENT`] packets or [`METER_MIN_LOST`] losses, from the running totals: the
+/// lower of the last two complete stretches'. One stretch is not enough: beside 10 unpaced
+/// CUBIC flows in the simulator, all starting at once, the stretch after their slow starts
+/// overflowed the queue lost 6% of a 45-packet window, and the model, taking them for flows
+/// that ignore loss, took twice an equal share; every later stretch lost nothing.
+#[derive(Clone, Copy, Debug, Default)]
+struct LossMeter {
+    /// Where the stretch in progress began: when, and the totals then.
+    start: Option<(Instant, u64, u64)>,
+    /// The last two complete stretches' loss rates, the latest first.
+    last: [Option<f64>; 2],
+}
+
+impl LossMeter {
+    fn rate(&mut self, now: Instant, floor: Duration, sent: u64, lost: u64) -> Option<f64> {
+        let Some((at, sent0, lost0)) = self.start else {
+            self.start = Some((now, sent, lost));
+            return None;
+        };
+        let span = METER_SPAN.max(floor * METER_FLOORS);
+        let (sent_in, lost_in) = (sent.saturating_sub(sent0), lost.saturating_sub(lost0));
+        let enough = sent_in >= METER_MIN_SENT || lost_in >= METER_MIN_LOST;
+        if now - at >= span && enough && sent_in > 0 {
+            self.last = [Some(lost_in as f64 / sent_in as f64), self.last[0]];
+            self.start = Some((now, sent, lost));
+        }
+        match self.last {
+            [Some(a), Some(b)] => Some(a.min(b)),
+            _ => None,
+        }
+    }
+}
 
 /// The lowest of the samples in a bucket of time and the bucket before it.
 #[derive(Clone, Copy, Debug)]
@@ -379,6 +440,8 @@ pub(super) struct Competition {
     /// The model's bandwidth estimate when it began to compete, packets per second: where
     /// it goes back to if the losses turn out to be random.
     bw_at_entry: f64,
+    /// The loss rate while competing (see [`LossMeter`]).
+    meter: LossMeter,
 }
 
 impl Competition {
@@ -400,7 +463,26 @@ impl Competition {
             cut_at: largest_sent,
             since: now,
             bw_at_entry,
+            meter: LossMeter::default(),
         }
+    }
+
+    /// The loss rate the CUBIC window has met over the last two stretches of [`METER_SPAN`]
+    /// or more (the lower), once there are two: `sent` and `lost` are the model's running
+    /// totals of new packets sent and first losses. The first [`METER_SKIP_FLOORS`] floors
+    /// after the competition began are left out: their losses were caused by the rate-based
+    /// model before it.
+    pub(super) fn loss_rate(
+        &mut self,
+        now: Instant,
+        floor: Duration,
+        sent: u64,
+        lost: u64,
+    ) -> Option<f64> {
+        if now - self.since < floor * METER_SKIP_FLOORS {
+            return None;
+        }
+        self.meter.rate(now, floor, sent, lost)
     }
 
     /// The model's bandwidth estimate when it began to compete, packets per second.
@@ -418,6 +500,7 @@ impl Competition {
     /// the rate-based model then had in flight took a larger share at every trial.)
     pub(super) fn resume(&mut self, now: Instant, cum_ack: SeqNumber, largest_sent: SeqNumber) {
         self.since = now;
+        self.meter = LossMeter::default();
         self.on_loss(now, 1, cum_ack, largest_sent);
     }
 
@@ -477,6 +560,33 @@ mod tests {
     }
 
     const SRTT: Duration = Duration::from_millis(100);
+
+    /// The meter reports only after two full stretches, and then the lower of their rates:
+    /// one lossy stretch (competitors' slow starts overflowing the queue) is not enough.
+    #[test]
+    fn the_loss_meter_needs_two_lossy_stretches() {
+        let floor = Duration::from_millis(40);
+        let mut m = LossMeter::default();
+        assert_eq!(m.rate(at(0), floor, 0, 0), None);
+        // A stretch shorter than a second, or with too few packets and losses, does not count.
+        assert_eq!(m.rate(at(500), floor, 1_000, 100), None);
+        assert_eq!(m.rate(at(1_000), floor, 100, 7), None);
+        // One stretch of 10% loss: still no reading.
+        assert_eq!(m.rate(at(1_100), floor, 1_000, 100), None);
+        // A second, of 1%: the lower of the two.
+        assert_eq!(m.rate(at(2_200), floor, 2_000, 110), Some(0.01));
+        // Then 8% and 12%: 8%.
+        assert_eq!(m.rate(at(3_300), floor, 3_000, 190), Some(0.01));
+        assert_eq!(m.rate(at(4_400), floor, 3_100, 202), Some(0.08));
+        // On long paths a stretch spans ten floors.
+        let mut long = LossMeter::default();
+        let floor = Duration::from_millis(200);
+        long.rate(at(0), floor, 0, 0);
+        long.rate(at(1_500), floor, 1_000, 100);
+        assert_eq!(long.rate(at(2_500), floor, 2_000, 200), None);
+        long.rate(at(4_100), floor, 3_000, 300);
+        assert_eq!(long.rate(at(6_200), floor, 4_000, 400), Some(0.1));
+    }
 
     /// Feed 320 ms of samples `queue_ms` above a 40 ms floor.
     fn samples(watch: &mut QueueWatch, t: &mut u64, queue_ms: u64) {
