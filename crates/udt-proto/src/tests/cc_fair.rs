@@ -1,7 +1,7 @@
 //! Issue 12's fairness part in the simulated network: one `model` flow beside N `cubic` UDT
 //! flows (the deterministic stand-in for kernel TCP CUBIC: the same window arithmetic and
 //! the same reaction to loss) on a drop-tail bottleneck of one BDP, where every loss is
-//! congestion; and `model` flows among themselves.
+//! congestion; beside flows that ignore loss; and `model` flows among themselves.
 //!
 //! The bars are the issue's: the model flow takes 0.8-1.25 times an equal share of the link,
 //! and the cubic flows keep at least 90% of what they get when the model flow is replaced by
@@ -207,6 +207,8 @@ enum Competitors {
     /// Flows that do not yield to loss, as BBR v1 does not: the model with its competition
     /// mode and both loss back-offs off (pacing at its delivery-rate estimate, the window
     /// two BDPs). Several of them on a one-BDP queue keep it full and lose several percent.
+    /// Unlike BBR v1 they also run the model's fair-share rule (about 32 packets queued
+    /// each), which here holds each near an equal split: a stand-in, not a BBR model.
     LossBlind,
 }
 
