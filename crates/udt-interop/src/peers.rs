@@ -168,6 +168,11 @@ impl Drop for PeerProcess {
 #[derive(Debug, Clone)]
 pub struct Json(pub String);
 
+/// How many times a transfer to a libudt in-order message receiver is tried while libudt
+/// loses a message it acknowledged ([`Json::is_libudt_message_skip`], 1 run in 100-200): a
+/// real failure of ours still fails at once, and three skips in a row (~1e-6) would be news.
+pub const LIBUDT_SKIP_ATTEMPTS: u32 = 3;
+
 impl Json {
     /// The raw text of field `key`'s value (strings keep their quotes).
     fn raw(&self, key: &str) -> Option<&str> {

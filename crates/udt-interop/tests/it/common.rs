@@ -13,10 +13,6 @@ pub(crate) const LOCALHOST: &str = "127.0.0.1:0";
 /// Messages per message-mode test, and their largest size (up to ~7 packets).
 pub(crate) const MSGS: u64 = 500;
 pub(crate) const MAX_MSG: usize = 10_000;
-/// Transfers to a libudt message receiver, tried again while libudt loses a message it
-/// acknowledged (`Json::is_libudt_message_skip`, 1 run in 100-200): a real failure of
-/// ours still fails at once, and three skips in a row (~1e-6) would be news.
-pub(crate) const LIBUDT_SKIP_ATTEMPTS: u32 = 3;
 
 /// Stream size for the transfer tests: 16 MiB, or 256 MiB with `UDT_INTEROP_BIG=1`.
 pub(crate) fn stream_bytes() -> u64 {

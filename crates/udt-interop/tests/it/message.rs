@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use udt_interop::peers::LIBUDT_SKIP_ATTEMPTS;
 use udt_proto::Mode;
 
 use crate::common::*;

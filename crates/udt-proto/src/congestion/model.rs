@@ -936,12 +936,10 @@ impl ModelBased {
     /// paces for its retransmissions too (see [`ModelBased::repair_gain`]).
     fn judge_loss_blind(&mut self, now: Instant) {
         let floor = self.watch.floor().unwrap_or(self.min_rtt());
-        let (sent, lost) = (self.sent_total, self.lost_total);
-        let Some(rate) = self
-            .competing
-            .as_mut()
-            .and_then(|c| c.loss_rate(now, floor, sent, lost))
-        else {
+        let Some(c) = self.competing.as_mut() else {
+            return;
+        };
+        let Some(rate) = c.loss_rate(now, floor, self.sent_total, self.lost_total) else {
             return;
         };
         if rate <= competition::LOSS_BLIND_RATE || !self.watch.queue_standing(self.srtt) {

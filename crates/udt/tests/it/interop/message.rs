@@ -76,7 +76,7 @@ fn recv_messages_until(m: &UdtMessageSocket, quiet: Duration, quiet_ok: bool) ->
 fn our_messages_to_libudt_in_order() {
     // libudt 4.11 itself loses an acknowledged message in 1 run in 100-200
     // (`Json::is_libudt_message_skip`): try again then; any other failure fails at once.
-    const ATTEMPTS: u32 = 3;
+    const ATTEMPTS: u32 = udt_interop::peers::LIBUDT_SKIP_ATTEMPTS;
     for attempt in 1..=ATTEMPTS {
         let (mut srv, addr) = server(&[
             "--mode",
