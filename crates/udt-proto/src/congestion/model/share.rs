@@ -45,8 +45,8 @@
 //! on a 1 Gbit/s × 50 ms link would share at `d = 4 α / C`, 1.5 ms of queue, below the noise
 //! floor, so every flow reads a standing queue far above its `α` and is cut towards a target
 //! far below its rate, nearly in proportion to its rate, which keeps the flows' ratios
-//! (`scripts/bench-among-udt.sh`: two flows σ/μ 0.29 → 0.02, four 0.12 → 0.18, medians of
-//! three runs, no change beyond the runs' spread). A lone flow there is trimmed now and then
+//! (`scripts/bench-among-udt.sh`, medians of three runs: two flows σ/μ 0.29 → 0.02; four
+//! 0.12 → 0.18, within the runs' spread). A lone flow there is trimmed now and then
 //! when its estimate, a little above the link, has built a queue over 2 ms in the cruise
 //! phases (50 ms × 1 Gbit/s: 903 against 909 Mbit/s without the rule, medians of three).
 //!
