@@ -181,6 +181,9 @@ struct RecvState {
     capacity: LinkCapacity,
     /// When the last data packet arrived (buffer autotuning's idle rule).
     last_data_at: Option<Instant>,
+    /// When the first data packet arrived (prompt ACKs to a GSO peer space out once the flow
+    /// has settled: see `Connection::gso_max_prompt_ack_pkts`).
+    first_data_at: Option<Instant>,
     /// Bytes the application had read at the last autotuning check.
     read_mark: u64,
     /// The arrival speed of the last full ACK, packets per second (0: none yet).
@@ -310,6 +313,7 @@ impl Connection {
                 arrival: ArrivalSpeed::new(),
                 capacity: LinkCapacity::new(),
                 last_data_at: None,
+                first_data_at: None,
                 read_mark: 0,
                 reported_speed_pkts: 0,
                 counted: CountedSpeed::default(),

@@ -52,6 +52,18 @@ const GSO_PROMPT_ACK_PKTS: u32 = 32;
 /// The most packets a prompt ACK to a GSO peer waits for, where half of what the peer has in
 /// flight allows it (see `Connection::prompt_ack_pkts`). 64 full packets are one GSO train.
 const GSO_MAX_PROMPT_ACK_PKTS: u32 = 64;
+/// The same once data has flowed for [`GSO_ACK_SETTLE`]. Behind `tbf` at 1 Gbit/s a `model`
+/// flow has 700-800 packets in flight, and 128 instead of 64 cut the receiver's ACKs by
+/// over a quarter, the wake-ups of both ends as much, and both ends' CPU per GiB by 3-7%
+/// (medians of five pairs of 8-10 s flows; BENCHMARKS.md, "Per thread at 1 Gbit/s and
+/// 200 Mbit/s").
+const GSO_SETTLED_MAX_PROMPT_ACK_PKTS: u32 = 128;
+/// How long data flows before prompt ACKs space out to [`GSO_SETTLED_MAX_PROMPT_ACK_PKTS`].
+/// From the first packet, the sparser ACKs made a lone `model` flow at 1 Gbit/s × 10 ms read
+/// its own start-up queue as a competitor's after the drain and run as a CUBIC flow from a
+/// window below the path's BDP (855 against 951 Mbit/s); start-up and that verdict are over
+/// well within this on such paths.
+const GSO_ACK_SETTLE: Duration = Duration::from_secs(3);
 const PROMPT_ACK_MIN_SPEED: u32 = 1_600;
 /// …and at least RTT / this apart, so the 1024 ACK numbers in flight cover 16 RTTs.
 const ACK_GAP_RTT_DIVISOR: u32 = 64;
@@ -82,6 +94,7 @@ impl Connection {
             .on_arrival(now, d.payload.len() >= self.payload_size);
         self.rcv.capacity.on_arrival(d.seq, now);
         self.rcv.last_data_at = Some(now);
+        self.rcv.first_data_at.get_or_insert(now);
         self.rcv.pkts_since_ack += 1;
         self.ensure_ack_timer(now);
         if self.accept_data(d) {
@@ -207,10 +220,10 @@ impl Connection {
     }
 
     /// Packets per prompt ACK: [`PROMPT_ACK_PKTS`], or from a peer that sends GSO trains
-    /// half of what it has in flight, between [`GSO_PROMPT_ACK_PKTS`] and
-    /// [`GSO_MAX_PROMPT_ACK_PKTS`]. By Little's law a flow has its arrival speed times the RTT
-    /// in flight, so an ACK per half of that never leaves the sender waiting for the ACK
-    /// timer, and each ACK (a wake-up at both ends, and an ACK2) frees a longer train.
+    /// half of what it has in flight, from [`GSO_PROMPT_ACK_PKTS`] up to
+    /// [`Self::gso_max_prompt_ack_pkts`]. By Little's law a flow has its arrival speed times
+    /// the RTT in flight, so an ACK per half of that never leaves the sender waiting for the
+    /// ACK timer, and each ACK (a wake-up at both ends, and an ACK2) frees a longer train.
     fn prompt_ack_pkts(&self) -> u32 {
         self.prompt_ack_pkts_at(self.prompt_ack_speed())
     }
@@ -221,7 +234,22 @@ impl Connection {
             return PROMPT_ACK_PKTS;
         }
         let half_in_flight = f64::from(speed) * self.rtt.rtt().as_secs_f64() / 2.0;
-        (half_in_flight as u32).clamp(GSO_PROMPT_ACK_PKTS, GSO_MAX_PROMPT_ACK_PKTS)
+        (half_in_flight as u32).clamp(GSO_PROMPT_ACK_PKTS, self.gso_max_prompt_ack_pkts())
+    }
+
+    /// [`GSO_MAX_PROMPT_ACK_PKTS`], or [`GSO_SETTLED_MAX_PROMPT_ACK_PKTS`] once data has
+    /// flowed for [`GSO_ACK_SETTLE`] (timed by the latest arrival: prompt ACKs are decided
+    /// on arrivals).
+    fn gso_max_prompt_ack_pkts(&self) -> u32 {
+        let settled = match (self.rcv.first_data_at, self.rcv.last_data_at) {
+            (Some(first), Some(last)) => last - first >= GSO_ACK_SETTLE,
+            _ => false,
+        };
+        if settled {
+            GSO_SETTLED_MAX_PROMPT_ACK_PKTS
+        } else {
+            GSO_MAX_PROMPT_ACK_PKTS
+        }
     }
 
     /// The arrival speed that sizes prompt ACKs: the one last reported, from a GSO peer held
@@ -235,7 +263,7 @@ impl Connection {
         }
     }
 
-    /// The least time between prompt ACKs: max(1 ms, RTT / 64, 16 packets (32-64 from a GSO
+    /// The least time between prompt ACKs: max(1 ms, RTT / 64, 16 packets (32-128 from a GSO
     /// peer) at the arrival speed last reported), but never more than the ACK period, so
     /// prompt ACKs are never later than 4.11's.
     ///

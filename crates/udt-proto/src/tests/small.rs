@@ -217,6 +217,40 @@ fn gso_peers_ack_half_what_is_in_flight() {
     assert!(per_ack >= 56.0, "{per_ack:.1} packets per ACK");
 }
 
+/// Once data has flowed for 3 s, a prompt ACK between our peers waits for up to 128 packets:
+/// at 200 Mbit/s and 20 ms, half of what is in flight is 166, so ACKs in the first 3 s come
+/// every 64 packets and later every 128 or so (in flight permitting), while the flow keeps
+/// its pace.
+#[test]
+fn gso_peers_space_acks_out_once_settled() {
+    let rtt = Duration::from_millis(20);
+    let rate = 200_000_000 / 8;
+    let mut sender = ConnectionConfig::default();
+    sender.controller(Arc::new(FixedRateFactory::new(rate)));
+    let per_ack = |seconds: u64| {
+        let r = bulk_flow(
+            1_000_000_000,
+            rtt,
+            seconds,
+            Capabilities::GSO,
+            sender.clone(),
+        );
+        let sent_pkts = (rate * seconds / 1500) as f64;
+        assert!(
+            r.packets_received as f64 > 0.9 * sent_pkts,
+            "{seconds} s: the flow fell behind its pace"
+        );
+        (r.packets_received, r.acks_sent)
+    };
+    let (early_pkts, early_acks) = per_ack(3);
+    let (all_pkts, all_acks) = per_ack(8);
+    let late = (all_pkts - early_pkts) as f64 / all_acks.saturating_sub(early_acks).max(1) as f64;
+    let early = early_pkts as f64 / early_acks.max(1) as f64;
+    println!("200 Mbit/s paced, 20 ms, GSO peers: {early:.1} packets per ACK in the first 3 s, {late:.1} after");
+    assert!(early < 70.0, "{early:.1} packets per ACK before settling");
+    assert!(late >= 100.0, "{late:.1} packets per ACK once settled");
+}
+
 /// Both sides know the round trip once connected, before any data or ACK2: the caller from
 /// its last handshake request, the server from the keep-alive that answers its response,
 /// with and without packet protection (sealed, the keep-alive still times it).
