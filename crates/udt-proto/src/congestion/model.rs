@@ -922,10 +922,7 @@ impl ModelBased {
     /// and compete as CUBIC flows, as before.
     fn share_fairly(&mut self, now: Instant, span: Duration) {
         let lossy = std::mem::replace(&mut self.share_lost, self.lost_total) < self.lost_total;
-        let on_trial = self
-            .suspended
-            .as_ref()
-            .is_some_and(|(left, _)| now - *left < MEMORY);
+        let on_trial = self.resumable(now);
         let verdict_due = self.config.tcp_friendly && self.drain_judged_at.is_some();
         if self.config.shares_fairly()
             && !lossy
@@ -1065,6 +1062,14 @@ impl ModelBased {
         }
     }
 
+    /// Whether a competition was suspended for a trial within [`MEMORY`] of `now`: the
+    /// competitors were there lately, and a new competition resumes that one.
+    fn resumable(&self, now: Instant) -> bool {
+        self.suspended
+            .as_ref()
+            .is_some_and(|(left, _)| now - *left < MEMORY)
+    }
+
     /// A standing queue that would make the model compete (`entry`): where the path's
     /// floor RTT is shorter than the gap between ACKs, test the queue first (see
     /// [`QueueTest`]); compete at once on longer paths, where samples span round trips and
@@ -1077,11 +1082,8 @@ impl ModelBased {
             return;
         }
         let floor = self.watch.floor().unwrap_or(self.min_rtt());
-        let resumable = self
-            .suspended
-            .as_ref()
-            .is_some_and(|(left, _)| now - *left < MEMORY);
         let measured = self.sampler.recent_rate().filter(|r| *r > 0.0);
+        let resumable = self.resumable(now);
         let (Some(measured), true, false) = (measured, self.queue_testable(), resumable) else {
             self.compete(now, largest_sent, entry);
             return;

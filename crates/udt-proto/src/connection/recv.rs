@@ -241,11 +241,8 @@ impl Connection {
     /// flowed for [`GSO_ACK_SETTLE`] (timed by the latest arrival: prompt ACKs are decided
     /// on arrivals).
     fn gso_max_prompt_ack_pkts(&self) -> u32 {
-        let settled = match (self.rcv.first_data_at, self.rcv.last_data_at) {
-            (Some(first), Some(last)) => last - first >= GSO_ACK_SETTLE,
-            _ => false,
-        };
-        if settled {
+        let data_span = self.rcv.first_data_at.zip(self.rcv.last_data_at);
+        if data_span.is_some_and(|(first, last)| last - first >= GSO_ACK_SETTLE) {
             GSO_SETTLED_MAX_PROMPT_ACK_PKTS
         } else {
             GSO_MAX_PROMPT_ACK_PKTS
