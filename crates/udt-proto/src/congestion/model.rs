@@ -45,7 +45,11 @@
 //! Loss: a loss by itself is *not* taken as congestion: random loss of a few percent leaves
 //! the rate alone. A round whose loss rate exceeds 20%, or 2% while the smoothed RTT is 1.5 ×
 //! the min RTT (a full queue overflowing), cuts the bandwidth estimate to 80% (at most once
-//! every two rounds), and so does an EXP timeout. Startup ends at once when its round loses
+//! every two rounds), and so does an EXP timeout. The round start-up overfilled the queue in,
+//! which often ends only after the drain, is the exception: it holds the estimate to the
+//! receiver's arrival reports and no lower, since the estimate already is what the path
+//! delivered (cut to 80% there, a lone flow at 1 Gbit/s × 100 ms spent its next second at
+//! 86% of the link). Startup ends at once when its round loses
 //! more than 2% (at least 16 packets): startup overshoots by design, and on a path with a
 //! one-BDP queue each extra round at 2.89× would lose most of a BDP.
 //!
@@ -407,6 +411,9 @@ pub struct ModelBased {
     cum_ack: SeqNumber,
     highest_lost: Option<SeqNumber>,
     last_loss_round: Option<u64>,
+    /// The round in progress began in startup or drain: its losses are start-up's overshoot
+    /// (see [`ModelBased::back_off_once`]).
+    round_from_startup: bool,
     last_backoff: Option<(u64, Instant)>,
     /// The estimate before the latest series of back-offs began, and when (see
     /// [`ModelBased::judge_loss_blind`]).
@@ -491,6 +498,7 @@ impl ModelBased {
             cum_ack: init.isn,
             highest_lost: None,
             last_loss_round: None,
+            round_from_startup: true,
             last_backoff: None,
             before_backoffs: None,
             arrival_max: 0.0,
@@ -657,6 +665,7 @@ impl ModelBased {
         if self.lost_in_round > 0 {
             self.last_loss_round = Some(self.round);
         }
+        self.round_from_startup = matches!(self.mode, ModelMode::Startup | ModelMode::Drain);
         if self.sent_in_round.max(self.prev_round_sent) >= MIN_SMOOTHED_SENT {
             self.loss_smoothed += (self.round_loss_rate() - self.loss_smoothed) * LOSS_SMOOTHING;
         }
@@ -745,7 +754,15 @@ impl ModelBased {
             if !series {
                 self.before_backoffs = Some((self.bandwidth_pkts(), now));
             }
-            self.back_off(self.config.loss_backoff);
+            // Start-up's overshoot is no news about the path: the estimate is what it
+            // delivered, and the drain empties the queue. Only the arrival cap applies, once.
+            let overshoot = std::mem::take(&mut self.round_from_startup);
+            let factor = if overshoot && self.arrival_settled() {
+                1.0
+            } else {
+                self.config.loss_backoff
+            };
+            self.back_off(factor);
             self.last_backoff = Some((self.round, now));
         }
     }

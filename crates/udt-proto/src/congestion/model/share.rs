@@ -39,7 +39,9 @@
 //! 0.072 for 4, 0.169 → 0.099 for 8; the queue 29-38 ms → 7-12 ms for 2). Flows that
 //! overflow the queue before the rule can act (8 at one RTT on a one-BDP queue, or a 200 ms
 //! flow's start-up beside a 20 ms one) still take each other for loss-based flows and
-//! compete as CUBIC flows (the 20/200 ms ratio 2.14 → 1.97).
+//! compete as CUBIC flows (the 20/200 ms ratio 2.14 → 1.97; 1.44 since start-up's own
+//! overshoot no longer cuts the estimate by a fifth, which had left the flows' ratios to
+//! chance from their first seconds on).
 //!
 //! At 1 Gbit/s the rule's equilibrium is out of reach for more than two flows: four flows
 //! on a 1 Gbit/s × 50 ms link would share at `d = 4 α / C`, 1.5 ms of queue, below the noise
