@@ -49,9 +49,9 @@
 //! which often ends only after the drain, is the exception: it holds the estimate to the
 //! receiver's arrival reports and no lower, since the estimate already is what the path
 //! delivered (cut to 80% there, a lone flow at 1 Gbit/s × 100 ms spent its next second at
-//! 86% of the link). Startup ends at once when its round loses
-//! more than 2% (at least 16 packets): startup overshoots by design, and on a path with a
-//! one-BDP queue each extra round at 2.89× would lose most of a BDP.
+//! 86% of the link). Startup ends at once when its round loses more than 2% (at least 16
+//! packets): startup overshoots by design, and on a path with a one-BDP queue each extra
+//! round at 2.89× would lose most of a BDP.
 //!
 //! Application-limited stretches: from a packet sent with nothing queued behind it until the
 //! front passes that packet, samples only count when they beat the estimate, and the rounds
