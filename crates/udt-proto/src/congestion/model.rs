@@ -1219,7 +1219,7 @@ impl ModelBased {
     /// so the loss is random and the competitors were the model's own queue. Back to the
     /// rate-based model at the estimate it had, forgetting the competition.
     fn judge_random_loss(&mut self, now: Instant) {
-        if self.competing.is_none() || !self.watch.queue_empty() {
+        if self.competing.is_none() || !self.watch.queue_empty_while_competing(self.srtt) {
             return;
         }
         if self.leave_competition(now, true).is_some() {
