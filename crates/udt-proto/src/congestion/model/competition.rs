@@ -49,7 +49,9 @@
 //! bursts). Three rules keep that from costing the link:
 //! * the "top of the range" test skips the first [`PROBE_ECHO_PHASES`] cruise phases after
 //!   the 0.75 phase, where every such false alarm in the simulator came;
-//! * a loss while competing with the queue empty ([`QueueWatch::queue_empty`]) ends the
+//! * a loss while competing with the queue empty (by the recent RTT or, once random loss
+//!   has cut the window to what the receiver acknowledges on its 10 ms timer, by the
+//!   smoothed ACK/ACK2 RTT: [`QueueWatch::queue_empty_while_competing`]) ends the
 //!   competition at once, back to the rate-based model at the estimate it had when it began
 //!   to compete: a drop-tail queue drops only when full, so that loss is random. A false
 //!   alarm then costs a few round trips of a CUBIC window instead of ten seconds of one (at
