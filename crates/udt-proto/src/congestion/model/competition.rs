@@ -373,15 +373,15 @@ impl QueueWatch {
 
     /// Whether the queue is empty as a loss is reported: the recent RTT is within
     /// max(⅛ floor, 1 ms) of the floor. A drop-tail queue drops only when it is full, so a
-    /// loss with the queue empty is random, not congestion. (The smoothed RTT is left out:
-    /// it lags by several round trips, and in the lab, where the model's own bursts keep
-    /// some queue, it never came that close to the floor, so a false alarm kept the model a
-    /// CUBIC flow under random loss until its trial.)
+    /// loss with the queue empty is random, not congestion. (The smoothed RTT alone would
+    /// not do: it lags by several round trips, and in the lab, where the model's own bursts
+    /// keep some queue, it never came that close to the floor, so a false alarm kept the
+    /// model a CUBIC flow under random loss until its trial. While competing it is a second
+    /// reading: see [`QueueWatch::queue_empty_while_competing`].)
     pub(super) fn queue_empty(&self) -> bool {
-        match (self.floor(), self.recent.min()) {
-            (Some(floor), Some(recent)) => !above(recent, floor, EMPTY_FRACTION, EMPTY_MIN),
-            _ => false,
-        }
+        self.recent
+            .min()
+            .is_some_and(|recent| self.at_floor(recent))
     }
 
     /// Whether the queue is empty as a loss is reported while competing: by the recent RTT
@@ -396,10 +396,13 @@ impl QueueWatch {
     /// so it leaves that wait out; it lags the queue by several round trips, so it can only
     /// read empty once the queue has been gone for a while.
     pub(super) fn queue_empty_while_competing(&self, srtt: Duration) -> bool {
-        self.queue_empty()
-            || self
-                .floor()
-                .is_some_and(|floor| !above(srtt, floor, EMPTY_FRACTION, EMPTY_MIN))
+        self.queue_empty() || self.at_floor(srtt)
+    }
+
+    /// Whether `rtt` is within max(⅛ floor, 1 ms) of the floor: no queue.
+    fn at_floor(&self, rtt: Duration) -> bool {
+        self.floor()
+            .is_some_and(|floor| !above(rtt, floor, EMPTY_FRACTION, EMPTY_MIN))
     }
 
     /// Whether a queue under test has drained: the recent RTT is within max(⅛ floor, 1 ms,
