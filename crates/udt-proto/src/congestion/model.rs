@@ -438,6 +438,9 @@ pub struct ModelBased {
     watch: QueueWatch,
     /// When [`ModelBased::judge_drain`] looks at the queue after the last drain.
     drain_judged_at: Option<Instant>,
+    /// The drain (or probe RTT) under way began with a trial: the verdict after it needs a
+    /// nearly full queue to resume competing.
+    trial_drain: bool,
     competing: Option<Competition>,
     /// The last competition and when it stopped, to resume from (see [`MEMORY`]).
     suspended: Option<(Instant, Competition)>,
@@ -510,6 +513,7 @@ impl ModelBased {
             round_app_limited: false,
             watch: QueueWatch::new(now),
             drain_judged_at: None,
+            trial_drain: false,
             competing: None,
             suspended: None,
             loss_blind_until: None,
@@ -978,6 +982,10 @@ impl ModelBased {
                     ModelMode::Startup
                 };
                 self.enter(now, next);
+                if next == ModelMode::ProbeBandwidth && self.competing.is_none() && self.trial_drain
+                {
+                    self.drain_judged_at = Some(now + competition::settle(self.watch.floor()));
+                }
             }
             Some(_) => {}
         }
@@ -1063,17 +1071,23 @@ impl ModelBased {
     /// it keep what start-up took for seconds beside kernel TCP flows, which lose rarely (2.3
     /// times an equal share in the lab). (Judged as the drain ended, the RTT samples were of
     /// packets sent into start-up's queue, or held back by its holes, and the smoothed RTT
-    /// lagged: alone at 1 Gbit/s × 100 ms the model took itself for a competitor.)
+    /// lagged: alone at 1 Gbit/s × 100 ms the model took itself for a competitor.) After a
+    /// trial's drain the queue must be near full, not just standing (see `try_model`).
     fn judge_drain(&mut self, now: Instant, largest_sent: SeqNumber) {
         if self.drain_judged_at.is_none_or(|at| now < at) {
             return;
         }
         self.drain_judged_at = None;
+        let standing = if std::mem::take(&mut self.trial_drain) {
+            self.watch.queue_near_full(self.srtt)
+        } else {
+            self.watch.queue_standing(self.srtt)
+        };
         if self.competing.is_none()
             && self.mode == ModelMode::ProbeBandwidth
             && self.config.tcp_friendly
             && self.loss_blind_until.is_none()
-            && self.watch.queue_standing(self.srtt)
+            && standing
         {
             self.suspect_queue(now, largest_sent, Entry::Drained);
         }
@@ -1205,13 +1219,19 @@ impl ModelBased {
     }
 
     /// Every [`competition::TRIAL`] of competing, try the rate-based model again at the rate
-    /// the flow had: if the competitors left, no loss comes with a full queue and it stays.
+    /// the flow had, after a drain (or the probe RTT under way) whose verdict resumes the
+    /// competition if the queue is still near full: if the competitors left, the queue
+    /// empties, no loss comes with a full queue, and it stays.
     fn try_model(&mut self, now: Instant) {
         if !self.competing.as_ref().is_some_and(|c| c.trial_due(now)) {
             return;
         }
         if let Some(c) = self.leave_competition(now, false) {
             self.suspended = Some((now, c));
+            self.trial_drain = true;
+            if self.mode == ModelMode::ProbeBandwidth {
+                self.enter(now, ModelMode::Drain);
+            }
         }
     }
 

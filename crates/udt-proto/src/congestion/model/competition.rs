@@ -23,9 +23,19 @@
 //! Whether the competitors are still there cannot be seen from inside CUBIC mode: alone, a
 //! CUBIC flow also fills the queue until it overflows. So every [`TRIAL`] the model goes back
 //! to its rate-based self at the rate it had while competing (the window over the round
-//! trip, at most the delivery rate measured meanwhile). If they are gone, no loss comes
-//! with a full queue and it stays; if not, the next such loss resumes the competition where
-//! it stopped, window and all (within [`MEMORY`]), with that loss as a congestion event.
+//! trip, at most the delivery rate measured meanwhile), and drains first, as after start-up.
+//! If the queue is still near full once the drain is behind (the RTT more than ¾ of the
+//! floor above it: [`QueueWatch::queue_near_full`]), the competitors are there and the
+//! competition resumes where it stopped, window and all. Otherwise the trial goes on: if
+//! they are gone, no loss comes with a full queue and the model stays; if not, the next such
+//! loss resumes the competition (within [`MEMORY`]), with that loss as a congestion event.
+//! (Waiting for that loss alone did not do beside many loss-based flows: a flow with a small
+//! share meets few of their losses, and the gain cycle's probes climbed meanwhile. Beside 50
+//! kernel CUBIC flows in the lab, 30 s flows took 2.4-4.6 times an equal share over their
+//! last 3 s. A verdict at "standing", half the floor above it as after start-up, kept model
+//! flows that compete with each other as CUBIC flows in that mode: four of them on one
+//! bottleneck in the simulator shared at σ/μ 0.066 instead of 0.036; at ¾, 0.039. Eight,
+//! whose queue reaches ¾ of the floor too, share at 0.16 instead of 0.10.)
 //!
 //! Three signals start a competition, none of which needs the queue to have been seen empty
 //! since start-up (beside kernel TCP flows, which keep a one-BDP queue near full, it never
@@ -119,6 +129,9 @@ const RECENT_ACK_GAPS: u32 = 2;
 /// most; beside flows that fill a one-BDP queue it is up to the whole floor.
 const FULL_FRACTION: f64 = 0.5;
 const FULL_MIN: Duration = Duration::from_millis(2);
+/// Queue above the floor that counts as near full after a trial's drain (see
+/// [`QueueWatch::queue_near_full`]).
+const NEAR_FULL_FRACTION: f64 = 0.75;
 /// A sample within this much of the floor (a fraction of it, or an absolute delay) shows an
 /// empty queue.
 const EMPTY_FRACTION: f64 = 0.125;
@@ -352,6 +365,17 @@ impl QueueWatch {
     pub(super) fn queue_standing(&self, srtt: Duration) -> bool {
         match (self.floor(), self.now(srtt)) {
             (Some(floor), Some(recent)) => above(recent, floor, FULL_FRACTION, FULL_MIN),
+            _ => false,
+        }
+    }
+
+    /// Whether the queue is nearly full, armed or not: the RTT now is more than ¾ of the
+    /// floor above it. Loss-based flows keep a one-BDP queue near full (50 kernel CUBIC flows
+    /// held the RTT at 1.8-2 floors in the lab); model flows competing with each other as
+    /// CUBIC flows keep it nearer half full.
+    pub(super) fn queue_near_full(&self, srtt: Duration) -> bool {
+        match (self.floor(), self.now(srtt)) {
+            (Some(floor), Some(recent)) => above(recent, floor, NEAR_FULL_FRACTION, FULL_MIN),
             _ => false,
         }
     }
