@@ -18,7 +18,8 @@
 //!    less than 25% for three rounds (the pipe is full), or a round loses heavily.
 //! 2. *Drain*: pace at 1/2.89 until the data in flight is down to one BDP (or two min RTTs
 //!    passed: under random loss the flight never looks small, because UDT's cumulative ACK
-//!    waits for each hole to be repaired), emptying the queue startup built.
+//!    waits for each hole to be repaired), emptying the queue startup built. The competition
+//!    mode's trials (below) drain the same way.
 //! 3. *Probe bandwidth*: cycle the pacing gain through 1.25, 0.75, then six rounds of 1, one
 //!    min RTT each, starting at a random cruise phase: the 1.25 phase finds newly free
 //!    capacity, the 0.75 phase drains what the probe queued.

@@ -779,9 +779,8 @@ fn a_starved_window_acknowledged_on_the_timer_still_sees_random_loss() {
     assert!(model.bandwidth_pkts() >= entered_at * 0.99);
 }
 
-/// A model flow on a 40 ms path competing as a CUBIC flow, whose trial comes due at the
-/// returned time; the queue has read `queued` since, and the trial's drain is over. Returns
-/// the flow after the verdict.
+/// A model flow on a 40 ms path that competes as a CUBIC flow until its trial, whose drain
+/// then ends; the queue reads `queued` until the verdict. Returns the flow after it.
 fn after_a_trial(queued: Duration) -> ModelBased {
     let rtt = Duration::from_millis(40);
     let (mut model, mut now, largest) =
