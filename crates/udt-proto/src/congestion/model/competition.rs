@@ -363,10 +363,7 @@ impl QueueWatch {
     /// Whether the queue is full as the drain ends, armed or not (the drain is what arms the
     /// watch: it empties a queue the flow built alone).
     pub(super) fn queue_standing(&self, srtt: Duration) -> bool {
-        match (self.floor(), self.now(srtt)) {
-            (Some(floor), Some(recent)) => above(recent, floor, FULL_FRACTION, FULL_MIN),
-            _ => false,
-        }
+        self.now_above_floor(srtt, FULL_FRACTION)
     }
 
     /// Whether the queue is nearly full, armed or not: the RTT now is more than ¾ of the
@@ -374,8 +371,13 @@ impl QueueWatch {
     /// held the RTT at 1.8-2 floors in the lab); model flows competing with each other as
     /// CUBIC flows keep it nearer half full.
     pub(super) fn queue_near_full(&self, srtt: Duration) -> bool {
+        self.now_above_floor(srtt, NEAR_FULL_FRACTION)
+    }
+
+    /// Whether the RTT now is more than max(`fraction` of the floor, [`FULL_MIN`]) above it.
+    fn now_above_floor(&self, srtt: Duration, fraction: f64) -> bool {
         match (self.floor(), self.now(srtt)) {
-            (Some(floor), Some(recent)) => above(recent, floor, NEAR_FULL_FRACTION, FULL_MIN),
+            (Some(floor), Some(recent)) => above(recent, floor, fraction, FULL_MIN),
             _ => false,
         }
     }
