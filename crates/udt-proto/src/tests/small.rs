@@ -9,7 +9,7 @@ use udt_netsim::LinkConfig;
 
 use super::sim::Pair;
 use crate::config::ConnectionConfig;
-use crate::congestion::FixedRateFactory;
+use crate::congestion::{FixedRateFactory, ModelFactory};
 use crate::stats::ConnectionStats;
 use crate::wire::Capabilities;
 
@@ -215,6 +215,39 @@ fn gso_peers_ack_half_what_is_in_flight() {
         "the flow fell behind its pace"
     );
     assert!(per_ack >= 56.0, "{per_ack:.1} packets per ACK");
+}
+
+/// Between our peers, light ACKs wait for twice the prompt-ACK count. A `model` sender
+/// limited by its window sends what each ACK frees at once, the packets arrive bunched, and
+/// a light ACK at 4.11's 64 packets went out just ahead of the numbered ACK it anticipated
+/// (here 16-20% of all ACKs before; behind a 200 Mbit/s `tbf`, 43%), waking the sender for
+/// nothing new.
+#[test]
+fn gso_peers_send_few_light_acks() {
+    for rate in [200_000_000, 1_000_000_000] {
+        let mut sender = ConnectionConfig::default();
+        sender.controller(Arc::new(ModelFactory::default()));
+        let r = bulk_flow(
+            rate,
+            Duration::from_millis(10),
+            4,
+            Capabilities::GSO,
+            sender,
+        );
+        println!(
+            "{} Mbit/s, 10 ms, model, GSO peers: {} packets, {} numbered and {} light ACKs",
+            rate / 1_000_000,
+            r.packets_received,
+            r.acks_sent,
+            r.light_acks_sent
+        );
+        assert!(
+            r.light_acks_sent * 20 <= r.acks_sent,
+            "{} light ACKs against {} numbered",
+            r.light_acks_sent,
+            r.acks_sent
+        );
+    }
 }
 
 /// Once data has flowed for 3 s, a prompt ACK between our peers waits for up to 128 packets:
