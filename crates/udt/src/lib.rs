@@ -64,6 +64,7 @@ mod sys;
 pub mod tokio;
 
 pub use blocking::{Incoming, Perfmon, UdtListener, UdtMessageSocket, UdtStream};
+pub use bytes::Bytes;
 pub use error::{connection_error, io_error};
 pub use options::{OptValue, OptionError, SocketOptions, UdtOpt};
 #[doc(hidden)]

@@ -17,6 +17,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use udt_proto::{ConnectionError, Instant, RecvError, SendError, SessionKey, State};
 
 use crate::mux::{Mux, MuxRef};
@@ -104,6 +105,23 @@ pub(crate) fn try_write(
     }
     let data = &data[..data.len().min(MAX_WRITE_PER_LOCK)];
     let sent = send_step(st.conn.send(port.now(), data))?;
+    if sent.is_ok() {
+        port.poke(st);
+    }
+    Some(sent)
+}
+
+/// [`try_write`] without copying: the send buffer keeps (a slice of) `data` until it is
+/// acknowledged. Nothing is copied under the lock, so the whole of `data` may go at once.
+pub(crate) fn try_write_shared(
+    st: &mut ConnState,
+    port: Port<'_>,
+    data: &Bytes,
+) -> Option<io::Result<usize>> {
+    if data.is_empty() {
+        return Some(Ok(0));
+    }
+    let sent = send_step(st.conn.send_shared(port.now(), data.clone()))?;
     if sent.is_ok() {
         port.poke(st);
     }

@@ -4,12 +4,14 @@
 //! collects the workers' endings from the [`Event`] channel it shares with the control
 //! reader.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use udt::Bytes;
 
 use super::control::Message;
 use super::params::{Limit, TestParams};
@@ -241,12 +243,12 @@ impl Job {
     }
 
     fn send(&self) -> io::Result<()> {
-        let chunk: Vec<u8> = (0..CHUNK).map(|i| (i % 251) as u8).collect();
+        let chunk: Bytes = (0..CHUNK).map(|i| (i % 251) as u8).collect();
         let mut left = self.quota.unwrap_or(u64::MAX);
         while left > 0 && self.deadline.is_none_or(|d| Instant::now() < d) {
             self.check_stop()?;
             let want = usize::try_from(left).unwrap_or(CHUNK).min(CHUNK);
-            match (&*self.stream).write(&chunk[..want]) {
+            match self.stream.write_bytes(&chunk.slice(..want)) {
                 Ok(n) => {
                     self.bytes.fetch_add(n as u64, Relaxed);
                     left -= n as u64;

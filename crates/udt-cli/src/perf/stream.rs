@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
-use udt::{UdtListener, UdtStream};
+use udt::{Bytes, UdtListener, UdtStream};
 
 use super::params::{Proto, TestParams};
 use super::sample::{Buffers, Sample};
@@ -198,6 +198,17 @@ impl DataStream {
                     ..Buffers::default()
                 }
             }
+        }
+    }
+
+    /// Writes from the front of `data`, as `write` does. A UDT stream keeps the bytes
+    /// uncopied until they are acknowledged ([`UdtStream::write_shared`]): the test sends the
+    /// same chunk over and over, as iperf3 does, and TCP copies it once, into the kernel; a
+    /// copy into our send buffer on top would measure the copy, not the transport.
+    pub(crate) fn write_bytes(&self, data: &Bytes) -> io::Result<usize> {
+        match self {
+            Self::Udt(s) => s.write_shared(data),
+            Self::Tcp(s) => (&*s).write(data),
         }
     }
 

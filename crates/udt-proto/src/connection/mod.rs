@@ -586,6 +586,22 @@ impl Connection {
         }
     }
 
+    /// [`Self::send`] without copying `data` into the send buffer: the packets are sent from
+    /// `data` itself, which the buffer holds until they are acknowledged (see
+    /// [`SendBuffer::write_stream_shared`](crate::send_buffer::SendBuffer)). For a writer
+    /// that has its data in a [`Bytes`](bytes::Bytes) already; returns how many bytes fit.
+    pub fn send_shared(&mut self, now: Instant, data: bytes::Bytes) -> Result<usize, SendError> {
+        self.check_sendable(Mode::Stream)?;
+        if data.is_empty() {
+            return Ok(0);
+        }
+        self.note_send_start(now);
+        match self.snd.buffer.write_stream_shared(data, now) {
+            0 => Err(SendError::WouldBlock),
+            n => Ok(n),
+        }
+    }
+
     /// Queue one message. `ttl` None means "never expire"; `in_order` asks the receiver to
     /// deliver it only after every earlier message.
     pub fn send_msg(

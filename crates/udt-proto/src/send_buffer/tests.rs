@@ -343,8 +343,84 @@ fn chunks_released_while_lending_wait_until_the_lent_payloads_are_sent() {
         .bytes
         .quarantine
         .iter()
-        .all(|c| c.iter().all(|&b| b == 0x11)));
+        .all(|c| c.bytes().iter().all(|&b| b == 0x11)));
     buf.lent_sent();
     assert!(buf.bytes.quarantine.is_empty());
     assert_eq!(buf.bytes.spare.len(), quarantined);
+}
+
+/// Every packet's payload, in order, as one byte string (the stream the receiver reads).
+fn stream_of(buf: &mut SendBuffer) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(seq) = buf.unsent() {
+        out.extend_from_slice(buf.packet(seq).expect("unsent packet is held").1);
+        buf.mark_sent();
+    }
+    out
+}
+
+/// A shared write queues the same packets as a copied one (a short unsent tail topped up by
+/// copying, the rest pointing into the writer's bytes), accepts what fits, and small writes
+/// are simply copied.
+#[test]
+fn shared_writes_queue_the_same_stream_as_copied_ones() {
+    let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+    let writes = [100, SHARE_MIN_BYTES + 7, 70_000, 50, 100_000];
+    let run = |shared: bool| {
+        let mut buf = SendBuffer::new(1456, 1_000);
+        let mut at = 0;
+        let mut accepted = Vec::new();
+        for len in writes {
+            let piece = &data[at..at + len];
+            let n = if shared {
+                buf.write_stream_shared(Bytes::copy_from_slice(piece), T0)
+            } else {
+                buf.write_stream(piece, T0)
+            };
+            accepted.push(n);
+            at += len;
+        }
+        let mut packets = Vec::new();
+        while let Some(seq) = buf.unsent() {
+            let (meta, payload) = buf.packet(seq).expect("unsent packet is held");
+            packets.push((meta, payload.to_vec()));
+            buf.mark_sent();
+        }
+        (accepted, packets)
+    };
+    let (copied, shared) = (run(false), run(true));
+    assert_eq!(copied.0, shared.0, "bytes accepted per write");
+    assert_eq!(copied.1, shared.1, "packets, message fields and payloads");
+    // 1,000 packets of 1,456 bytes hold 1,456,000: everything fit.
+    let stream: Vec<u8> = shared.1.iter().flat_map(|(_, p)| p.clone()).collect();
+    assert_eq!(stream, data[..writes.iter().sum::<usize>()]);
+
+    // A full buffer takes the prefix that fits, uncopied.
+    let mut small = SendBuffer::new(1456, 20);
+    let big = Bytes::from(data.clone());
+    assert_eq!(small.write_stream_shared(big.clone(), T0), 20 * 1456);
+    assert_eq!(stream_of(&mut small), data[..20 * 1456]);
+    assert_eq!(small.write_stream_shared(big, T0), 0);
+}
+
+/// A shared chunk is let go once acknowledged (the writer's `Bytes` is unique again), but not
+/// while a payload in it is lent to the runtime; it never joins the spares.
+#[test]
+fn shared_chunks_are_let_go_once_acknowledged_and_sent() {
+    let mut buf = SendBuffer::new(1456, 256);
+    let data = Bytes::from(vec![0x33; 1456 * 50]);
+    assert_eq!(buf.write_stream_shared(data.clone(), T0), data.len());
+    assert_eq!(buf.chunk_allocations(), 0, "nothing copied");
+    let sent = send_all(&mut buf);
+    assert_eq!(buf.lend(sent[3].0), Some(&data[3 * 1456..4 * 1456]));
+    buf.ack(sent.last().unwrap().0.next());
+    assert!(buf.is_empty());
+    let mut data = data;
+    data = match data.try_into_mut() {
+        Ok(_) => panic!("released while a payload was lent"),
+        Err(still_shared) => still_shared,
+    };
+    buf.lent_sent();
+    assert!(buf.bytes.spare.is_empty(), "a shared chunk is no spare");
+    assert!(data.try_into_mut().is_ok(), "the buffer let the bytes go");
 }

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant as StdInstant};
 
+use bytes::Bytes;
 use udt_proto::{ConnectionStats, Mode, PathStats, State};
 
 use super::perf::{PerfSnapshot, Perfmon};
@@ -137,6 +138,15 @@ impl Socket {
         let port = self.port();
         self.op(blocking, &self.write_timeout_ns, "write", |st| {
             ops::try_write(st, port, data)
+        })
+    }
+
+    /// [`Self::write`] without copying `data` into the send buffer.
+    pub(crate) fn write_shared(&self, data: &Bytes) -> io::Result<usize> {
+        let port = self.port();
+        let blocking = self.send_blocking.load(Relaxed);
+        self.op(blocking, &self.write_timeout_ns, "write", |st| {
+            ops::try_write_shared(st, port, data)
         })
     }
 

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant as StdInstant};
 
+use bytes::Bytes;
 use udt_proto::{ConnectionStats, PathStats, State};
 
 use crate::blocking::PerfSnapshot;
@@ -81,6 +82,15 @@ impl Conn {
     /// Queue as much of `data` as fits (up to a bound per lock).
     pub(super) fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         self.poll_op(cx, |st| ops::try_write(st, self.port(), data))
+    }
+
+    /// [`Self::poll_write`] without copying `data` into the send buffer.
+    pub(super) fn poll_write_shared(
+        &self,
+        cx: &mut Context<'_>,
+        data: &Bytes,
+    ) -> Poll<io::Result<usize>> {
+        self.poll_op(cx, |st| ops::try_write_shared(st, self.port(), data))
     }
 
     /// Queue one message.

@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use ::tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use bytes::Bytes;
 use udt_proto::Mode;
 
 use super::{check_mode, connect_any, connect_from, rendezvous, Conn};
@@ -86,6 +87,13 @@ impl UdtStream {
 
     pub(super) fn from_conn(conn: Conn) -> Self {
         Self { conn }
+    }
+
+    /// `AsyncWriteExt::write` without the copy into the send buffer, as
+    /// [`crate::UdtStream::write_shared`]: the connection holds `data` (a reference count)
+    /// until the peer acknowledges it. Returns the bytes queued from the front of `data`.
+    pub async fn write_shared(&self, data: &Bytes) -> io::Result<usize> {
+        poll_fn(|cx| self.conn.poll_write_shared(cx, data)).await
     }
 
     /// Close with linger and wait for the result (what `AsyncWriteExt::shutdown` does, by

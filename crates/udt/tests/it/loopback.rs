@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use udt::{ConnectionConfig, Mode, UdtListener, UdtMessageSocket, UdtStream};
 
-use super::{listener, recv_pattern, send_pattern, PATIENCE};
+use super::{fill_pattern, listener, recv_pattern, send_pattern, PATIENCE};
 
 /// Transfer `len` bytes client→server; returns the time from connect to "all acknowledged".
 fn transfer(len: u64) -> Duration {
@@ -164,4 +164,45 @@ fn rendezvous_on_loopback() {
     s.write_all(b"ping").unwrap();
     s.flush().unwrap();
     assert_eq!(&t.join().unwrap(), b"ping");
+}
+
+/// Shared writes (`write_shared`: the send buffer keeps the writer's `Bytes`, uncopied) of
+/// every size, short tails among them, arrive as the same byte stream; once everything is
+/// acknowledged the connection holds none of the writer's buffers.
+#[test]
+fn shared_writes_arrive_intact_and_are_let_go() {
+    let listener = listener();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().expect("accept");
+        s.set_read_timeout(Some(PATIENCE)).unwrap();
+        recv_pattern(&mut s).expect("receive")
+    });
+    let c = UdtStream::connect(addr).expect("connect");
+    c.set_write_timeout(Some(PATIENCE)).unwrap();
+    let sizes = [1usize, 1455, 1457, 16 << 10, 100_000, 1 << 20, 7, 300_001];
+    let mut offset = 0u64;
+    let mut written = Vec::new();
+    for round in 0..8 {
+        for &len in &sizes {
+            let mut buf = vec![0u8; len + round];
+            fill_pattern(offset, &mut buf);
+            let data = udt::Bytes::from(buf);
+            let mut at = 0;
+            while at < data.len() {
+                at += c.write_shared(&data.slice(at..)).expect("write_shared");
+            }
+            offset += data.len() as u64;
+            written.push(data);
+        }
+    }
+    (&c).flush().expect("flush");
+    for data in written {
+        assert!(
+            data.try_into_mut().is_ok(),
+            "the connection still holds a buffer after everything was acknowledged"
+        );
+    }
+    c.close().expect("close");
+    assert_eq!(server.join().unwrap(), offset);
 }
