@@ -424,3 +424,24 @@ fn shared_chunks_are_let_go_once_acknowledged_and_sent() {
     assert!(buf.bytes.spare.is_empty(), "a shared chunk is no spare");
     assert!(data.try_into_mut().is_ok(), "the buffer let the bytes go");
 }
+
+/// Shared writes copy each write's short last packet into a chunk of ours; those chunks are
+/// recycled like any other, so a steady transfer of 128 KiB shared writes (a full buffer,
+/// half of it acknowledged at a time) allocates nothing once under way.
+#[test]
+fn steady_shared_writes_allocate_nothing_once_under_way() {
+    let mut buf = SendBuffer::new(1456, 2048);
+    let chunk = Bytes::from(vec![7u8; 128 * 1024]);
+    let mut under_way = 0;
+    for round in 0..200 {
+        while buf.write_stream_shared(chunk.clone(), T0) > 0 {}
+        let sent = send_all(&mut buf);
+        if let Some(mid) = sent.get(sent.len() / 2) {
+            buf.ack(mid.0);
+        }
+        if round == 20 {
+            under_way = buf.chunk_allocations();
+        }
+    }
+    assert_eq!(buf.chunk_allocations(), under_way);
+}
