@@ -575,15 +575,9 @@ impl Connection {
 
     /// Queue stream data; returns how many bytes fit in the send buffer.
     pub fn send(&mut self, now: Instant, data: &[u8]) -> Result<usize, SendError> {
-        self.check_sendable(Mode::Stream)?;
-        if data.is_empty() {
-            return Ok(0);
-        }
-        self.note_send_start(now);
-        match self.snd.buffer.write_stream(data, now) {
-            0 => Err(SendError::WouldBlock),
-            n => Ok(n),
-        }
+        self.queue_stream(now, data.is_empty(), |buffer| {
+            buffer.write_stream(data, now)
+        })
     }
 
     /// [`Self::send`] without copying `data` into the send buffer: the packets are sent from
@@ -591,12 +585,25 @@ impl Connection {
     /// [`SendBuffer::write_stream_shared`](crate::send_buffer::SendBuffer)). For a writer
     /// that has its data in a [`Bytes`](bytes::Bytes) already; returns how many bytes fit.
     pub fn send_shared(&mut self, now: Instant, data: bytes::Bytes) -> Result<usize, SendError> {
+        self.queue_stream(now, data.is_empty(), |buffer| {
+            buffer.write_stream_shared(data, now)
+        })
+    }
+
+    /// What [`Self::send`] and [`Self::send_shared`] share: `write` queues into the send
+    /// buffer and says how many bytes it took (0: full).
+    fn queue_stream(
+        &mut self,
+        now: Instant,
+        empty: bool,
+        write: impl FnOnce(&mut SendBuffer) -> usize,
+    ) -> Result<usize, SendError> {
         self.check_sendable(Mode::Stream)?;
-        if data.is_empty() {
+        if empty {
             return Ok(0);
         }
         self.note_send_start(now);
-        match self.snd.buffer.write_stream_shared(data, now) {
+        match write(&mut self.snd.buffer) {
             0 => Err(SendError::WouldBlock),
             n => Ok(n),
         }
