@@ -9,8 +9,9 @@ use udt::{ConnectionConfig, Mode, UdtListener, UdtMessageSocket, UdtStream};
 
 use super::{fill_pattern, listener, recv_pattern, send_pattern, PATIENCE};
 
-/// Transfer `len` bytes client→server; returns the time from connect to "all acknowledged".
-fn transfer(len: u64) -> Duration {
+/// A listener whose thread accepts one stream and reads it to its end, checking the pattern;
+/// the thread returns the byte count.
+fn pattern_server() -> (SocketAddr, thread::JoinHandle<u64>) {
     let listener = listener();
     let addr = listener.local_addr().unwrap();
     let server = thread::spawn(move || {
@@ -18,6 +19,12 @@ fn transfer(len: u64) -> Duration {
         s.set_read_timeout(Some(PATIENCE)).unwrap();
         recv_pattern(&mut s).expect("receive")
     });
+    (addr, server)
+}
+
+/// Transfer `len` bytes client→server; returns the time from connect to "all acknowledged".
+fn transfer(len: u64) -> Duration {
+    let (addr, server) = pattern_server();
     let start = Instant::now();
     let mut c = UdtStream::connect(addr).expect("connect");
     c.set_write_timeout(Some(PATIENCE)).unwrap();
@@ -171,13 +178,7 @@ fn rendezvous_on_loopback() {
 /// acknowledged the connection holds none of the writer's buffers.
 #[test]
 fn shared_writes_arrive_intact_and_are_let_go() {
-    let listener = listener();
-    let addr = listener.local_addr().unwrap();
-    let server = thread::spawn(move || {
-        let (mut s, _) = listener.accept().expect("accept");
-        s.set_read_timeout(Some(PATIENCE)).unwrap();
-        recv_pattern(&mut s).expect("receive")
-    });
+    let (addr, server) = pattern_server();
     let c = UdtStream::connect(addr).expect("connect");
     c.set_write_timeout(Some(PATIENCE)).unwrap();
     let sizes = [1usize, 1455, 1457, 16 << 10, 100_000, 1 << 20, 7, 300_001];
