@@ -173,7 +173,7 @@ impl SendBuffer {
             return self.write_stream(&data, now);
         }
         let topped = self.top_up_unsent_tail(&data);
-        let fit = self.free_pkts() as usize * self.payload_size;
+        let fit = (self.free_pkts() as usize * self.payload_size).min(SHARE_MAX_BYTES);
         let end = data.len().min(topped + fit);
         if end > topped {
             let spec = self.take_spec(false, None);
@@ -510,6 +510,9 @@ impl SendBuffer {
 
 /// The shortest shared write kept uncopied (see [`SendBuffer::write_stream_shared`]).
 pub const SHARE_MIN_BYTES: usize = 16 * 1024;
+/// The most one shared write takes at once, so that a packet's offset in its chunk fits the
+/// slot's `u32` whatever the buffer's size (the writer comes back for the rest).
+const SHARE_MAX_BYTES: usize = 1 << 30;
 
 /// Where a chunk's bytes live: a buffer of ours, filled by copies and reused, or a writer's
 /// [`Bytes`], kept as it came and let go once acknowledged.
