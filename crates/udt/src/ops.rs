@@ -104,15 +104,13 @@ pub(crate) fn try_write(
         return Some(Ok(0));
     }
     let data = &data[..data.len().min(MAX_WRITE_PER_LOCK)];
-    let sent = send_step(st.conn.send(port.now(), data))?;
-    if sent.is_ok() {
-        port.poke(st);
-    }
-    Some(sent)
+    let sent = st.conn.send(port.now(), data);
+    queued(st, port, sent)
 }
 
 /// [`try_write`] without copying: the send buffer keeps (a slice of) `data` until it is
-/// acknowledged. Nothing is copied under the lock, so the whole of `data` may go at once.
+/// acknowledged. Little is copied under the lock (a write under 16 KiB, or a packet's worth
+/// at either end of a longer one), so the whole of `data` may go at once.
 pub(crate) fn try_write_shared(
     st: &mut ConnState,
     port: Port<'_>,
@@ -121,7 +119,18 @@ pub(crate) fn try_write_shared(
     if data.is_empty() {
         return Some(Ok(0));
     }
-    let sent = send_step(st.conn.send_shared(port.now(), data.clone()))?;
+    let sent = st.conn.send_shared(port.now(), data.clone());
+    queued(st, port, sent)
+}
+
+/// The end of a write step: `None` to wait for room, else the result, and the I/O thread
+/// poked when something was queued.
+fn queued(
+    st: &mut ConnState,
+    port: Port<'_>,
+    sent: Result<usize, SendError>,
+) -> Option<io::Result<usize>> {
+    let sent = send_step(sent)?;
     if sent.is_ok() {
         port.poke(st);
     }

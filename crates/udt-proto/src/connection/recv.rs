@@ -68,6 +68,17 @@ const PROMPT_ACK_MIN_SPEED: u32 = 1_600;
 /// …and at least RTT / this apart, so the 1024 ACK numbers in flight cover 16 RTTs.
 const ACK_GAP_RTT_DIVISOR: u32 = 64;
 
+/// Packets per light ACK: 4.11's [`LIGHT_ACK_PKTS`], or to a peer that sends GSO trains twice
+/// its prompt-ACK count (`gso_prompt`, see `Connection::prompt_ack_pkts`). Its prompt ACKs
+/// come every 32-128 packets, and a light ACK at 64 packets mostly went out just before the
+/// numbered ACK it anticipated: behind a 200 Mbit/s `tbf`, 43% of a receiver's ACKs were light
+/// ones, each waking the sender to move its window a few packets. At twice the prompt count,
+/// a light ACK still moves the window where numbered ACKs are held back by their 1 ms floor
+/// (at 10 Gbit/s that is some 850 packets).
+fn light_ack_pkts(gso_prompt: Option<u32>) -> u32 {
+    gso_prompt.map_or(LIGHT_ACK_PKTS, |pkts| LIGHT_ACK_PKTS.max(2 * pkts))
+}
+
 impl Connection {
     pub(super) fn handle_data(&mut self, now: Instant, d: &DataRepr<'_>) {
         if self.state == State::Connecting {
@@ -160,7 +171,10 @@ impl Connection {
     /// Before them, new contiguous data brings the ACK timer forward (prompt ACK).
     /// `write_end`: the packet ends a write (or is short, a write's tail).
     fn after_arrival(&mut self, now: Instant, write_end: bool) {
-        if self.ack_point() > self.rcv.last_ack && self.prompt_ack_wanted(write_end) {
+        // Both the prompt-ACK and the light-ACK rule for a GSO peer count in this; once per
+        // packet.
+        let gso_prompt = self.gso_peer().then(|| self.prompt_ack_pkts());
+        if self.ack_point() > self.rcv.last_ack && self.prompt_ack_wanted(write_end, gso_prompt) {
             self.schedule_prompt_ack(now);
         }
         if self.timers.is_due(Timer::Ack, now) {
@@ -171,7 +185,7 @@ impl Connection {
             .is_some_and(|n| n > 0 && self.rcv.pkts_since_ack >= n)
         {
             self.full_ack_attempt(now);
-        } else if self.rcv.pkts_since_ack >= self.light_ack_pkts() * self.rcv.light_ack_count {
+        } else if self.rcv.pkts_since_ack >= light_ack_pkts(gso_prompt) * self.rcv.light_ack_count {
             self.send_light_ack();
             self.rcv.light_ack_count += 1;
         }
@@ -215,23 +229,9 @@ impl Connection {
     /// packet (its gap had long passed) and again a gap later for the rest: two ACKs, two
     /// ACK2s and the wake-ups of both ends per train at 45 Mbit/s. Other peers keep the rule
     /// of the module docs (the simulator's fairness results move with any ACK timing).
-    fn prompt_ack_wanted(&self, write_end: bool) -> bool {
-        write_end || !self.gso_peer() || self.rcv.pkts_since_ack >= self.prompt_ack_pkts()
-    }
-
-    /// Packets per light ACK: 4.11's [`LIGHT_ACK_PKTS`], or to a peer that sends GSO trains
-    /// twice [`Self::prompt_ack_pkts`]. Its prompt ACKs come every 32-128 packets, and a
-    /// light ACK at 64 packets mostly went out just before the numbered ACK it anticipated:
-    /// behind a 200 Mbit/s `tbf`, 43% of a receiver's ACKs were light ones, each waking the
-    /// sender to move its window a few packets. At twice the prompt count, a light ACK still
-    /// moves the window where numbered ACKs are held back by their 1 ms floor (at 10 Gbit/s
-    /// that is some 850 packets).
-    fn light_ack_pkts(&self) -> u32 {
-        if self.gso_peer() {
-            LIGHT_ACK_PKTS.max(2 * self.prompt_ack_pkts())
-        } else {
-            LIGHT_ACK_PKTS
-        }
+    /// `gso_prompt`: [`Self::prompt_ack_pkts`] for a GSO peer, `None` for others.
+    fn prompt_ack_wanted(&self, write_end: bool, gso_prompt: Option<u32>) -> bool {
+        write_end || gso_prompt.is_none_or(|pkts| self.rcv.pkts_since_ack >= pkts)
     }
 
     /// Packets per prompt ACK: [`PROMPT_ACK_PKTS`], or from a peer that sends GSO trains
