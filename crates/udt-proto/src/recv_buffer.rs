@@ -6,7 +6,10 @@
 //! connection moves it when it sends a numbered ACK) and the window end (ACK point +
 //! available slots). Slots live in a ring indexed by offset from the read position, created
 //! as packets arrive; payload `Vec`s are recycled through a small pool, so steady-state
-//! traffic allocates nothing and an idle connection holds almost nothing.
+//! traffic allocates nothing and an idle connection holds almost nothing. A packet that
+//! arrived in a buffer the runtime lends ([`RecvBuffer::insert_shared`]) is kept as a slice
+//! of it instead of copied: the runtime reads whole GRO trains into reference-counted
+//! buffers, so the payload's one copy is the reader's.
 //!
 //! Message mode (§7): a message is delivered only whole. In-order (O = 1) messages come from
 //! the acknowledged region, in sequence order; out-of-order (O = 0) messages are delivered as
@@ -20,6 +23,9 @@
 #![cfg_attr(not(feature = "internals"), allow(unreachable_pub, dead_code))]
 
 use std::collections::{BTreeMap, VecDeque};
+use std::ops::Deref;
+
+use bytes::Bytes;
 
 use crate::send_buffer::PacketMeta;
 use crate::seq::{MsgNumber, SeqNumber};
@@ -73,11 +79,29 @@ enum Slot {
     /// Not received (yet), or a hole a drop request left.
     Empty,
     Filled {
-        data: Vec<u8>,
+        data: Payload,
         meta: PacketMeta,
     },
     /// Delivered out of order or dropped: counts as received, holds nothing.
     Consumed,
+}
+
+/// A stored payload: copied into a pooled `Vec`, or a slice of the buffer it arrived in.
+#[derive(Debug)]
+enum Payload {
+    Own(Vec<u8>),
+    Shared(Bytes),
+}
+
+impl Deref for Payload {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Self::Own(v) => v,
+            Self::Shared(b) => b,
+        }
+    }
 }
 
 /// Completion tracking for out-of-order messages, so finding one is not a buffer scan.
@@ -121,6 +145,19 @@ impl RecvBuffer {
     /// UDT4 §6.4: offset = seq − ACK point; negative (already acknowledged) or at least the
     /// available slot count → out of window; an occupied slot → duplicate.
     pub fn insert(&mut self, seq: SeqNumber, meta: PacketMeta, payload: &[u8]) -> Insert {
+        self.insert_shared(seq, meta, payload, None)
+    }
+
+    /// [`Self::insert`] for a payload that lies within `owner` (the datagram's buffer, lent
+    /// by the runtime): the packet keeps a slice of `owner` rather than a copy. A payload
+    /// outside `owner` (or no owner) is copied as by `insert`.
+    pub fn insert_shared(
+        &mut self,
+        seq: SeqNumber,
+        meta: PacketMeta,
+        payload: &[u8],
+        owner: Option<&Bytes>,
+    ) -> Insert {
         let Ok(offset) = usize::try_from(self.ack_point().offset_to(seq)) else {
             return Insert::OutOfWindow;
         };
@@ -134,9 +171,15 @@ impl RecvBuffer {
         if !matches!(self.slots[index], Slot::Empty) {
             return Insert::Duplicate;
         }
-        let mut data = self.pool.pop().unwrap_or_default();
-        data.clear();
-        data.extend_from_slice(payload);
+        let data = match owner.and_then(|o| slice_within(o, payload)) {
+            Some(shared) => Payload::Shared(shared),
+            None => {
+                let mut data = self.pool.pop().unwrap_or_default();
+                data.clear();
+                data.extend_from_slice(payload);
+                Payload::Own(data)
+            }
+        };
         self.slots[index] = Slot::Filled { data, meta };
         self.filled += 1;
         if self.mode == Mode::Message && !meta.in_order {
@@ -238,6 +281,39 @@ impl RecvBuffer {
         copied
     }
 
+    /// Stream mode: moves up to `max` acknowledged bytes into `out` without copying them, as
+    /// slices of the buffers they arrived in (a packet that was copied on arrival is handed
+    /// over whole; only a packet cut by `max` is copied). Returns the bytes moved.
+    pub fn read_chunks(&mut self, out: &mut Vec<Bytes>, max: usize) -> usize {
+        let mut moved = 0;
+        while self.acked > 0 && moved < max {
+            let Some(Slot::Filled { data, .. }) = self.slots.front() else {
+                self.pop_front();
+                continue;
+            };
+            let start = self.front_read.min(data.len());
+            let n = (data.len() - start).min(max - moved);
+            if start + n < data.len() {
+                out.push(match data {
+                    Payload::Shared(b) => b.slice(start..start + n),
+                    Payload::Own(v) => Bytes::copy_from_slice(&v[start..start + n]),
+                });
+                self.front_read += n;
+                self.readable_bytes -= n;
+            } else if let Some(data) = self.take_front() {
+                let whole = match data {
+                    Payload::Shared(b) => b,
+                    Payload::Own(v) => Bytes::from(v),
+                };
+                if whole.len() > start {
+                    out.push(whole.slice(start..));
+                }
+            }
+            moved += n;
+        }
+        moved
+    }
+
     /// Bytes of acknowledged data not yet read (in message mode: of whole and broken
     /// messages alike; use [`Self::has_message`] to know if one can be read).
     pub fn readable_bytes(&self) -> usize {
@@ -308,24 +384,30 @@ impl RecvBuffer {
 
     /// Removes the front slot, moving the read position (and recycling its payload).
     fn pop_front(&mut self) {
-        let Some(slot) = self.slots.pop_front() else {
-            return;
-        };
+        if let Some(data) = self.take_front() {
+            self.recycle(data);
+        }
+    }
+
+    /// Removes the front slot, moving the read position; returns its payload if it held one
+    /// (its unread rest no longer counted as readable).
+    fn take_front(&mut self) -> Option<Payload> {
+        let slot = self.slots.pop_front()?;
         let was_acked = self.acked > 0;
         self.read_seq = self.read_seq.next();
         self.acked = self.acked.saturating_sub(1);
-        if let Slot::Filled { data, meta } = slot {
-            if was_acked {
-                // The unread rest of the packet stops being readable.
-                self.readable_bytes -= data.len().saturating_sub(self.front_read);
-            }
-            self.filled -= 1;
-            if self.mode == Mode::Message && !meta.in_order {
-                self.unordered.progress.remove(&meta.msg.value());
-            }
-            self.recycle(data);
+        let front_read = std::mem::take(&mut self.front_read);
+        let Slot::Filled { data, meta } = slot else {
+            return None;
+        };
+        if was_acked {
+            self.readable_bytes -= data.len().saturating_sub(front_read);
         }
-        self.front_read = 0;
+        self.filled -= 1;
+        if self.mode == Mode::Message && !meta.in_order {
+            self.unordered.progress.remove(&meta.msg.value());
+        }
+        Some(data)
     }
 
     /// Empties slot `index` (delivered out of order or dropped) without moving anything.
@@ -346,9 +428,13 @@ impl RecvBuffer {
         }
     }
 
-    fn recycle(&mut self, data: Vec<u8>) {
-        if self.pool.len() < POOL_MAX {
-            self.pool.push(data);
+    /// Keeps a copied payload's `Vec` for the next arrival; a shared one is let go, so its
+    /// buffer returns to the runtime once the rest of its train is read too.
+    fn recycle(&mut self, data: Payload) {
+        if let Payload::Own(data) = data {
+            if self.pool.len() < POOL_MAX {
+                self.pool.push(data);
+            }
         }
     }
 
@@ -437,6 +523,14 @@ impl RecvBuffer {
         }
         (copied, total)
     }
+}
+
+/// `part` as a slice of `owner`, if it lies within it (checked by address, so a caller's
+/// mistake costs a copy rather than a panic).
+fn slice_within(owner: &Bytes, part: &[u8]) -> Option<Bytes> {
+    let start = (part.as_ptr() as usize).checked_sub(owner.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= owner.len()).then(|| owner.slice(start..end))
 }
 
 /// What sits at the acknowledged front in message mode.

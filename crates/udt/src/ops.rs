@@ -94,6 +94,21 @@ pub(crate) fn try_read(
     read
 }
 
+/// [`try_read`] without the copy: up to `max` bytes moved into `out` as shared slices.
+pub(crate) fn try_read_chunks(
+    st: &mut ConnState,
+    port: Port<'_>,
+    out: &mut Vec<Bytes>,
+    max: usize,
+) -> Option<io::Result<usize>> {
+    if max == 0 {
+        return Some(Ok(0));
+    }
+    let read = recv_step(st.conn.recv_chunks(out, max));
+    poke_if_due_sooner(st, port);
+    read
+}
+
 /// Queue as much of `data` as fits, at most [`MAX_WRITE_PER_LOCK`] bytes.
 pub(crate) fn try_write(
     st: &mut ConnState,

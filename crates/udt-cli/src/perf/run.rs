@@ -4,7 +4,7 @@
 //! collects the workers' endings from the [`Event`] channel it shares with the control
 //! reader.
 
-use std::io::{self, Read};
+use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
@@ -262,9 +262,10 @@ impl Job {
 
     fn receive(&self) -> io::Result<()> {
         let mut buf = vec![0u8; CHUNK];
+        let mut chunks = Vec::new();
         loop {
             self.check_stop()?;
-            match (&*self.stream).read(&mut buf) {
+            match self.stream.read_to_drop(&mut buf, &mut chunks) {
                 Ok(0) => break,
                 Ok(n) => {
                     self.bytes.fetch_add(n as u64, Relaxed);

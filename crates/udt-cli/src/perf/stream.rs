@@ -212,6 +212,25 @@ impl DataStream {
         }
     }
 
+    /// Reads up to `buf.len()` bytes for the test to count and drop. A UDT stream hands them
+    /// over uncopied ([`UdtStream::read_chunks`], into `chunks`, emptied again): TCP's data
+    /// is copied once, by the kernel, into `buf`, and ours once, by the kernel, into the
+    /// buffer it arrived in; copying it out on top would measure the copy, not the transport.
+    pub(crate) fn read_to_drop(
+        &self,
+        buf: &mut [u8],
+        chunks: &mut Vec<Bytes>,
+    ) -> io::Result<usize> {
+        match self {
+            Self::Udt(s) => {
+                let n = s.read_chunks(chunks, buf.len());
+                chunks.clear();
+                n
+            }
+            Self::Tcp(s) => (&*s).read(buf),
+        }
+    }
+
     /// Closes the stream (UDT: waits for the close handshake, bounded by the linger time).
     pub(crate) fn close(self) {
         match self {

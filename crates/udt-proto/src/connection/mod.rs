@@ -28,6 +28,7 @@ mod send;
 mod state;
 mod timer;
 
+use bytes::Bytes;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -394,13 +395,38 @@ impl Connection {
     /// Process one datagram from `remote` that the endpoint routed to this connection. With
     /// protection on, it is authenticated and decrypted before anything else looks at it.
     pub fn handle_datagram(&mut self, now: Instant, remote: SocketAddr, data: &[u8]) {
+        self.handle_datagram_in(now, remote, data, None);
+    }
+
+    /// [`Self::handle_datagram`] for a datagram that lies within `owner`, a buffer the
+    /// runtime lends (a GRO train read whole): a plaintext data packet's payload stays
+    /// there, kept as a slice of `owner`, instead of being copied into the receive buffer.
+    /// The runtime should lend only buffers mostly filled, since a held packet keeps its
+    /// whole buffer alive.
+    pub fn handle_datagram_shared(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        data: &[u8],
+        owner: &Bytes,
+    ) {
+        self.handle_datagram_in(now, remote, data, Some(owner));
+    }
+
+    fn handle_datagram_in(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        data: &[u8],
+        owner: Option<&Bytes>,
+    ) {
         if remote != self.remote {
             self.stats.wrong_source += 1;
             return;
         }
         if self.protection.is_none() {
             if self.allowed_before_protection(data) {
-                self.handle_authentic(now, data);
+                self.handle_authentic(now, data, owner);
             } else {
                 self.stats.protection.plaintext += 1;
             }
@@ -408,14 +434,18 @@ impl Connection {
         }
         let mut opened = std::mem::take(&mut self.open_buf);
         if self.open_datagram(now, data, &mut opened) {
-            let packet = if opened.is_empty() { data } else { &opened[..] };
-            self.handle_authentic(now, packet);
+            // Opened packets were decrypted into `opened`, which is reused: copy those.
+            match opened.is_empty() {
+                true => self.handle_authentic(now, data, owner),
+                false => self.handle_authentic(now, &opened, None),
+            }
         }
         self.open_buf = opened;
     }
 
     /// A datagram from the peer that is plaintext by design or has authenticated.
-    fn handle_authentic(&mut self, now: Instant, data: &[u8]) {
+    /// `owner`, if any, holds `data` (see [`Self::handle_datagram_shared`]).
+    fn handle_authentic(&mut self, now: Instant, data: &[u8], owner: Option<&Bytes>) {
         let packet = match Packet::parse(data) {
             Ok(p) => p,
             Err(e) => {
@@ -433,7 +463,7 @@ impl Connection {
         self.unreachable_deadline = None;
         let was_connected = self.state != State::Connecting;
         match packet {
-            Packet::Data(d) => self.handle_data(now, &d),
+            Packet::Data(d) => self.handle_data(now, &d, owner),
             Packet::Control(c) => self.handle_control(now, c),
         }
         if was_connected {
@@ -583,8 +613,8 @@ impl Connection {
     /// [`Self::send`] without copying `data` into the send buffer: the packets are sent from
     /// `data` itself, which the buffer holds until they are acknowledged (see
     /// [`SendBuffer::write_stream_shared`](crate::send_buffer::SendBuffer)). For a writer
-    /// that has its data in a [`Bytes`](bytes::Bytes) already; returns how many bytes fit.
-    pub fn send_shared(&mut self, now: Instant, data: bytes::Bytes) -> Result<usize, SendError> {
+    /// that has its data in a [`Bytes`] already; returns how many bytes fit.
+    pub fn send_shared(&mut self, now: Instant, data: Bytes) -> Result<usize, SendError> {
         self.queue_stream(now, data.is_empty(), |buffer| {
             buffer.write_stream_shared(data, now)
         })
@@ -637,6 +667,22 @@ impl Connection {
             return Err(RecvError::WrongMode);
         }
         let n = self.rcv.buffer.read(buf);
+        if n > 0 {
+            self.stats.bytes_delivered += n as u64;
+            self.note_buffer_freed();
+            return Ok(n);
+        }
+        self.recv_empty_result()
+    }
+
+    /// [`Self::recv`] without the copy: moves up to `max` acknowledged bytes into `out` as
+    /// [`Bytes`] (slices of the buffers the packets arrived in, when the runtime lent them).
+    /// `Ok(0)` means end of stream.
+    pub fn recv_chunks(&mut self, out: &mut Vec<Bytes>, max: usize) -> Result<usize, RecvError> {
+        if self.config.mode != Mode::Stream {
+            return Err(RecvError::WrongMode);
+        }
+        let n = self.rcv.buffer.read_chunks(out, max);
         if n > 0 {
             self.stats.bytes_delivered += n as u64;
             self.note_buffer_freed();

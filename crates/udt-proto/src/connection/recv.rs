@@ -20,6 +20,7 @@
 //! has in flight, `Connection::prompt_ack_pkts`), and the prompt ACK also waits for that
 //! many packets since the last ACK or a write's end ([`Connection::prompt_ack_wanted`]).
 
+use bytes::Bytes;
 use std::time::Duration;
 
 use super::{Connection, Event, State};
@@ -80,7 +81,7 @@ fn light_ack_pkts(gso_prompt: Option<u32>) -> u32 {
 }
 
 impl Connection {
-    pub(super) fn handle_data(&mut self, now: Instant, d: &DataRepr<'_>) {
+    pub(super) fn handle_data(&mut self, now: Instant, d: &DataRepr<'_>, owner: Option<&Bytes>) {
         if self.state == State::Connecting {
             // Rendezvous: traffic from the peer after its handshake completes the connection.
             let Some(n) = self
@@ -108,22 +109,23 @@ impl Connection {
         self.rcv.first_data_at.get_or_insert(now);
         self.rcv.pkts_since_ack += 1;
         self.ensure_ack_timer(now);
-        if self.accept_data(d) {
+        if self.accept_data(d, owner) {
             self.track_sequence(now, d);
         }
         let write_end = d.boundary.is_last() || d.payload.len() < self.payload_size;
         self.after_arrival(now, write_end);
     }
 
-    /// Put the payload in the receive buffer; false if it was a duplicate or out of window.
-    fn accept_data(&mut self, d: &DataRepr<'_>) -> bool {
+    /// Put the payload in the receive buffer (as a slice of `owner` when it lies there);
+    /// false if it was a duplicate or out of window.
+    fn accept_data(&mut self, d: &DataRepr<'_>, owner: Option<&Bytes>) -> bool {
         let meta = PacketMeta {
             msg: d.msg,
             first: d.boundary.is_first(),
             last: d.boundary.is_last(),
             in_order: d.in_order,
         };
-        match self.rcv.buffer.insert(d.seq, meta, d.payload) {
+        match self.rcv.buffer.insert_shared(d.seq, meta, d.payload, owner) {
             Insert::Accepted => {
                 self.stats.bytes_received += d.payload.len() as u64;
                 // 4.11 ACKs a short packet (a write's tail) at once, so small writes at a

@@ -318,3 +318,60 @@ proptest! {
         prop_assert_eq!(ids, (0..msgs.len() as u8).collect::<Vec<_>>());
     }
 }
+
+/// A payload inside its owner is kept as a slice of it until read; one outside is copied,
+/// and both read back the same.
+#[test]
+fn shared_payloads_hold_their_owner_until_read() {
+    let mut buf = RecvBuffer::new(Mode::Stream, 16, s(0));
+    let owner = Bytes::from(vec![1u8; 48]);
+    assert_eq!(
+        buf.insert_shared(s(0), stream_meta(), &owner[16..48], Some(&owner)),
+        Insert::Accepted
+    );
+    let elsewhere = [2u8; 8];
+    assert_eq!(
+        buf.insert_shared(s(1), stream_meta(), &elsewhere, Some(&owner)),
+        Insert::Accepted
+    );
+    assert!(!owner.is_unique(), "the first packet holds a slice");
+    buf.set_ack_point(s(2));
+    let mut out = [0u8; 64];
+    assert_eq!(buf.read(&mut out[..20]), 20);
+    assert!(!owner.is_unique(), "a partly read packet is still held");
+    assert_eq!(buf.read(&mut out[20..]), 20);
+    assert_eq!(&out[..40], [[1u8; 32].as_slice(), &[2u8; 8]].concat());
+    assert!(owner.is_unique(), "let go once read");
+}
+
+/// Chunks come out as shared slices (a packet cut by `max` in two pieces), copied packets
+/// whole, and together they read exactly the stream `read` would.
+#[test]
+fn chunks_hand_over_the_stream_without_copying_shared_packets() {
+    let mut buf = RecvBuffer::new(Mode::Stream, 16, s(0));
+    let owner = Bytes::from((0..=255u8).collect::<Vec<u8>>());
+    buf.insert_shared(s(0), stream_meta(), &owner[0..100], Some(&owner));
+    buf.insert_shared(s(1), stream_meta(), &[7u8; 50], None);
+    buf.insert_shared(s(2), stream_meta(), &owner[100..256], Some(&owner));
+    buf.set_ack_point(s(2));
+    let mut out = Vec::new();
+    assert_eq!(buf.read_chunks(&mut out, 60), 60);
+    assert_eq!(buf.read_chunks(&mut out, 1000), 90, "up to the ACK point");
+    assert_eq!(buf.readable_bytes(), 0);
+    buf.set_ack_point(s(3));
+    assert_eq!(buf.read_chunks(&mut out, 1000), 156);
+    let lens: Vec<usize> = out.iter().map(Bytes::len).collect();
+    assert_eq!(lens, [60, 40, 50, 156]);
+    assert_eq!(
+        out[0].as_ptr(),
+        owner.as_ptr(),
+        "a slice of the owner, not a copy"
+    );
+    assert_eq!(out[3].as_ptr(), owner[100..].as_ptr());
+    let stream: Vec<u8> = out.concat();
+    let expect = [&owner[..100], &[7u8; 50], &owner[100..]].concat();
+    assert_eq!(stream, expect);
+    assert!(buf.is_empty());
+    drop(out);
+    assert!(owner.is_unique());
+}

@@ -9,6 +9,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use bytes::Bytes;
+
 use udt_netsim::{Link, LinkConfig};
 
 use crate::config::ConnectionConfig;
@@ -241,10 +243,10 @@ impl Sim {
             None => match &mut self.interceptor {
                 Some(intercept) => {
                     for datagram in intercept(hop.dst, data) {
-                        self.arrive(hop.src, hop.dst, &datagram);
+                        self.arrive(hop.src, hop.dst, datagram);
                     }
                 }
-                None => self.arrive(hop.src, hop.dst, &data),
+                None => self.arrive(hop.src, hop.dst, data),
             },
         }
     }
@@ -256,7 +258,9 @@ impl Sim {
         self.forward(Hop { src, dst, hop: 0 }, data);
     }
 
-    fn arrive(&mut self, src: usize, dst: usize, data: &[u8]) {
+    /// Every other datagram reaches its connection as a lent buffer (as the runtime hands
+    /// over GRO trains), the rest by reference, so every simulation runs both paths.
+    fn arrive(&mut self, src: usize, dst: usize, data: Vec<u8>) {
         if self.nodes[dst].dead {
             if self.nodes[dst].port_closed {
                 self.port_unreachable(src, dst);
@@ -264,18 +268,20 @@ impl Sim {
             return;
         }
         self.datagrams += 1;
+        let lend = self.datagrams % 2 == 0;
+        let data = Bytes::from(data);
         let from = self.nodes[src].addr;
         let now = self.now;
         let node = &mut self.nodes[dst];
         match node
             .endpoint
-            .route(now, now, from, data, |_| true, &mut self.sink)
+            .route(now, now, from, &data, |_| true, &mut self.sink)
         {
-            Route::Connection(id) => {
-                if let Some(conn) = node.conns.get_mut(&id) {
-                    conn.handle_datagram(now, from, data);
-                }
-            }
+            Route::Connection(id) => match node.conns.get_mut(&id) {
+                Some(conn) if lend => conn.handle_datagram_shared(now, from, &data, &data),
+                Some(conn) => conn.handle_datagram(now, from, &data),
+                None => {}
+            },
             Route::Accepted(conn) => {
                 let id = conn.local_id();
                 node.conns.insert(id, *conn);

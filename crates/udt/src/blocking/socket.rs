@@ -128,6 +128,15 @@ impl Socket {
         })
     }
 
+    /// [`Self::read`] without the copy: up to `max` bytes appended to `out` as shared slices.
+    pub(crate) fn read_chunks(&self, out: &mut Vec<Bytes>, max: usize) -> io::Result<usize> {
+        let port = self.port();
+        let blocking = self.recv_blocking.load(Relaxed);
+        self.op(blocking, &self.read_timeout_ns, "read", |st| {
+            ops::try_read_chunks(st, port, out, max)
+        })
+    }
+
     /// Queue as much of `data` as fits (up to a bound per lock), waiting for space in
     /// blocking mode.
     pub(crate) fn write(&self, data: &[u8]) -> io::Result<usize> {

@@ -11,7 +11,10 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::null_mut;
 use std::time::Duration;
 
+use bytes::{Bytes, BytesMut};
+
 use super::errqueue::{is_icmp_report, ErrorQueue};
+use super::lending::Lending;
 use super::segments::{plan, Queued, Run};
 use super::{sockaddr_from_std, sockaddr_to_std};
 
@@ -28,9 +31,16 @@ const UDP_GRO: libc::c_int = 104;
 
 /// Receive side: slots filled by one `recvmmsg`. Without GRO a slot holds one datagram; with
 /// GRO a slot may hold a train of equal-size datagrams, cut apart by the segment size that
-/// [`RecvBatch::info`] reports.
+/// [`RecvBatch::info`] reports, and a well-filled train may be lent whole to the connections
+/// ([`RecvBatch::lend_trains`]).
 pub(crate) struct RecvBatch {
-    bufs: Vec<u8>,
+    /// One buffer per slot, of `slot` bytes' capacity; its length is what the last call read.
+    bufs: Vec<BytesMut>,
+    /// Slots of the last batch lent out: the slot's bytes, frozen (`bufs[i]` is then a
+    /// fresh buffer for the next call).
+    lent: Vec<Option<Bytes>>,
+    /// Where lent buffers come back (GRO only).
+    lending: Option<Lending>,
     slot: usize,
     addrs: Vec<libc::sockaddr_storage>,
     iovs: Vec<libc::iovec>,
@@ -40,6 +50,10 @@ pub(crate) struct RecvBatch {
     ctrl: Vec<[u64; CTRL_WORDS]>,
     count: usize,
 }
+
+/// A train is lent only if it holds this many datagrams (a quarter of a full slot or
+/// more at the usual packet size), so a held packet pins at most a few times its size.
+const LEND_MIN_SEGMENTS: usize = 11;
 
 /// Room for `cmsghdr` + `timespec` (32 bytes) and `cmsghdr` + `int` (24 bytes), with slack.
 const CTRL_WORDS: usize = 12;
@@ -66,7 +80,9 @@ impl RecvBatch {
         // SAFETY: sockaddr_storage, iovec and mmsghdr are plain C structs; all-zero is valid.
         let (addr, iov, hdr) = unsafe { (zeroed(), zeroed(), zeroed()) };
         Self {
-            bufs: vec![0; slot * slots],
+            bufs: (0..slots).map(|_| BytesMut::with_capacity(slot)).collect(),
+            lent: vec![None; slots],
+            lending: gro.then(|| Lending::new(slot)),
             slot,
             addrs: vec![addr; slots],
             iovs: vec![iov; slots],
@@ -86,8 +102,12 @@ impl RecvBatch {
     pub(crate) fn recv(&mut self, fd: RawFd) -> io::Result<usize> {
         self.count = 0;
         for i in 0..self.hdrs.len() {
+            self.lent[i] = None;
+            let buf = &mut self.bufs[i];
+            buf.clear();
+            buf.reserve(self.slot);
             self.iovs[i] = libc::iovec {
-                iov_base: self.bufs[i * self.slot..].as_mut_ptr().cast(),
+                iov_base: buf.spare_capacity_mut().as_mut_ptr().cast(),
                 iov_len: self.slot,
             };
             let hdr = &mut self.hdrs[i].msg_hdr;
@@ -119,7 +139,38 @@ impl RecvBatch {
             };
         }
         self.count = n as usize;
+        for i in 0..self.count {
+            let len = (self.hdrs[i].msg_len as usize).min(self.slot);
+            // SAFETY: the kernel wrote the slot's first `len` bytes (at most the `slot`
+            // bytes of spare capacity its iovec described).
+            unsafe { self.bufs[i].set_len(len) };
+        }
         Ok(self.count)
+    }
+
+    /// Lends each GRO train of the last batch that holds enough datagrams, while the bound
+    /// on buffers out allows: [`Self::lent`] then gives its bytes as a shared buffer.
+    pub(crate) fn lend_trains(&mut self) {
+        for i in 0..self.count {
+            let segments = match self.info(i).segment {
+                Some(seg) => self.bufs[i].len() / seg,
+                None => 1,
+            };
+            let whole = self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC == 0;
+            let Some(lending) = self.lending.as_mut() else {
+                return;
+            };
+            if segments < LEND_MIN_SEGMENTS || !whole || !lending.can_lend() {
+                continue;
+            }
+            let buf = std::mem::replace(&mut self.bufs[i], lending.fresh());
+            self.lent[i] = Some(lending.lend(buf));
+        }
+    }
+
+    /// Slot `i`'s bytes as a shared buffer, if [`Self::lend_trains`] lent it.
+    pub(crate) fn lent(&self, i: usize) -> Option<&Bytes> {
+        self.lent.get(i)?.as_ref()
     }
 
     /// Slot `i` of the last batch: its source and bytes (`None` for an unknown family, or a
@@ -129,9 +180,12 @@ impl RecvBatch {
         if i >= self.count || self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
             return None;
         }
-        let len = (self.hdrs[i].msg_len as usize).min(self.slot);
         let from = sockaddr_to_std(&self.addrs[i])?;
-        Some((from, &self.bufs[i * self.slot..i * self.slot + len]))
+        let bytes = match &self.lent[i] {
+            Some(lent) => &lent[..],
+            None => &self.bufs[i][..],
+        };
+        Some((from, bytes))
     }
 
     /// The kernel's arrival time and GRO segment size of slot `i`.
@@ -725,6 +779,47 @@ mod tests {
                 .collect();
             assert_eq!(got, expect, "gro={gro}");
             assert_eq!(slots, if gro { 1 } else { sizes.len() }, "gro={gro}");
+        }
+    }
+
+    /// A GRO train of many datagrams is lent whole (its bytes unchanged); a short one stays
+    /// in the batch to be copied.
+    #[test]
+    fn long_gro_trains_are_lent_and_short_ones_kept() {
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        if !gso_supported(tx.as_raw_fd()) {
+            eprintln!("no UDP GSO on this kernel: skipped");
+            return;
+        }
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_nonblocking(true).unwrap();
+        enable_gro(rx.as_raw_fd()).unwrap();
+        let to = rx.local_addr().unwrap();
+        let mut batch = RecvBatch::new(1500, true);
+        for train in [LEND_MIN_SEGMENTS, LEND_MIN_SEGMENTS - 1] {
+            let mut send = SendBatch::new(1500, true);
+            for i in 0..train {
+                send.buf_mut().extend(std::iter::repeat_n(i as u8, 1000));
+                send.commit(to, 1000, true);
+            }
+            send.flush(tx.as_raw_fd(), &mut ErrorQueue::new()).unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            let mut n = 0;
+            while n == 0 && std::time::Instant::now() < deadline {
+                n = batch.recv(rx.as_raw_fd()).unwrap();
+            }
+            assert_eq!(n, 1, "one train in one slot");
+            batch.lend_trains();
+            let (_, bytes) = batch.get(0).unwrap();
+            let expect: Vec<u8> = (0..train).flat_map(|i| [i as u8; 1000]).collect();
+            assert_eq!(bytes, &expect[..]);
+            match batch.lent(0) {
+                Some(lent) => {
+                    assert_eq!(train, LEND_MIN_SEGMENTS);
+                    assert_eq!(lent.as_ptr(), bytes.as_ptr(), "get reads the lent buffer");
+                }
+                None => assert!(train < LEND_MIN_SEGMENTS),
+            }
         }
     }
 

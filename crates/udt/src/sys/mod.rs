@@ -8,6 +8,7 @@
 compile_error!("the udt runtime currently supports Linux only");
 
 mod errqueue;
+mod lending;
 mod linux;
 mod segments;
 

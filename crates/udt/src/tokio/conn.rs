@@ -79,6 +79,16 @@ impl Conn {
         self.poll_op(cx, |st| ops::try_read(st, self.port(), buf))
     }
 
+    /// [`Self::poll_read`] without the copy: up to `max` bytes appended to `out`.
+    pub(super) fn poll_read_chunks(
+        &self,
+        cx: &mut Context<'_>,
+        out: &mut Vec<Bytes>,
+        max: usize,
+    ) -> Poll<io::Result<usize>> {
+        self.poll_op(cx, |st| ops::try_read_chunks(st, self.port(), out, max))
+    }
+
     /// Queue as much of `data` as fits (up to a bound per lock).
     pub(super) fn poll_write(&self, cx: &mut Context<'_>, data: &[u8]) -> Poll<io::Result<usize>> {
         self.poll_op(cx, |st| ops::try_write(st, self.port(), data))

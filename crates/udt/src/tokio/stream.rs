@@ -96,6 +96,13 @@ impl UdtStream {
         poll_fn(|cx| self.conn.poll_write_shared(cx, data)).await
     }
 
+    /// `AsyncReadExt::read` without the copy out of the receive buffer, as
+    /// [`crate::UdtStream::read_chunks`]: appends up to `max` bytes to `out` as [`Bytes`];
+    /// `Ok(0)` is the end of the stream.
+    pub async fn read_chunks(&self, out: &mut Vec<Bytes>, max: usize) -> io::Result<usize> {
+        poll_fn(|cx| self.conn.poll_read_chunks(cx, out, max)).await
+    }
+
     /// Close with linger and wait for the result (what `AsyncWriteExt::shutdown` does, by
     /// value).
     pub async fn close(self) -> io::Result<()> {

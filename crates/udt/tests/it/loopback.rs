@@ -22,6 +22,51 @@ fn pattern_server() -> (SocketAddr, thread::JoinHandle<u64>) {
     (addr, server)
 }
 
+/// Chunked reads of every size (cutting packets, and past them) return the stream as plain
+/// reads would; with GRO, packets of a train come as slices of one shared buffer (a copied
+/// packet would come as a `Bytes` of its own).
+#[test]
+fn chunked_reads_deliver_the_stream_uncopied() {
+    let listener = listener();
+    let addr = listener.local_addr().unwrap();
+    let len = 8u64 << 20;
+    let client = thread::spawn(move || {
+        let mut c = UdtStream::connect(addr).expect("connect");
+        c.set_write_timeout(Some(PATIENCE)).unwrap();
+        send_pattern(&mut c, len, 256 << 10).expect("send");
+        c.close().expect("close");
+    });
+    let (s, _) = listener.accept().expect("accept");
+    s.set_read_timeout(Some(PATIENCE)).unwrap();
+    // Chunks that share their buffer (with the runtime, or each other).
+    let shared_in = |chunks: &[udt::Bytes]| chunks.iter().filter(|c| !c.is_unique()).count();
+    let (mut chunks, mut got, mut shared) = (Vec::new(), 0u64, 0);
+    for max in [1000usize, 1456, 1, 64 << 10, 3000].iter().cycle() {
+        let before = chunks.len();
+        let n = s.read_chunks(&mut chunks, *max).expect("read_chunks");
+        if n == 0 {
+            break;
+        }
+        assert!(n <= *max);
+        let new: &[udt::Bytes] = &chunks[before..];
+        assert_eq!(new.iter().map(|c| c.len()).sum::<usize>(), n);
+        let mut expect = vec![0u8; n];
+        fill_pattern(got, &mut expect);
+        assert_eq!(new.concat(), expect, "at offset {got}");
+        got += n as u64;
+        if chunks.len() > 10_000 {
+            shared += shared_in(&chunks);
+            chunks.clear();
+        }
+    }
+    shared += shared_in(&chunks);
+    client.join().unwrap();
+    assert_eq!(got, len);
+    if s.socket_info().gro {
+        assert!(shared > 0, "every packet was copied");
+    }
+}
+
 /// Transfer `len` bytes client→server; returns the time from connect to "all acknowledged".
 fn transfer(len: u64) -> Duration {
     let (addr, server) = pattern_server();

@@ -301,17 +301,18 @@ fn tokio_accept_waits_and_is_cancellable() {
     });
 }
 
-/// `write_shared` on the async stream: a megabyte and a short tail, uncopied, arrive intact.
+/// `write_shared` and `read_chunks` on the async stream: a megabyte and a short tail,
+/// uncopied both ways, arrive intact.
 #[test]
-fn tokio_shared_writes_arrive_intact() {
+fn tokio_shared_writes_and_chunked_reads_arrive_intact() {
     run(async {
         let l = listener().await;
         let addr = l.local_addr().unwrap();
         let server = tokio::spawn(async move {
-            let (mut s, _) = l.accept().await.unwrap();
-            let mut got = Vec::new();
-            s.read_to_end(&mut got).await.unwrap();
-            got
+            let (s, _) = l.accept().await.unwrap();
+            let mut chunks = Vec::new();
+            while s.read_chunks(&mut chunks, 100_000).await.unwrap() > 0 {}
+            chunks.concat()
         });
         let mut c = UdtStream::connect(addr).await.unwrap();
         let sent: Vec<u8> = (0..(1u64 << 20) + 999).map(pattern).collect();
