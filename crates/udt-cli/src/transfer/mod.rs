@@ -28,10 +28,11 @@ use std::cell::Cell;
 use std::io::{Read, Write};
 use std::rc::Rc;
 
+use bytes::Bytes;
 use udt::UdtStream;
 
 pub use error::{ErrorCode, TransferError};
-use protocol::{Frame, FrameReader, FrameWriter};
+use protocol::{Copying, Frame, FrameReader, FrameSink, FrameWriter};
 use watchdog::{Watchdog, Watched};
 
 /// Progress callbacks, called from the transfer's threads.
@@ -72,7 +73,14 @@ pub struct Link<'a> {
     /// Incoming frames.
     pub reader: FrameReader<Box<dyn Read + 'a>>,
     /// Outgoing frames.
-    pub writer: FrameWriter<Box<dyn Write + 'a>>,
+    pub writer: FrameWriter<Box<dyn FrameSink + 'a>>,
+}
+
+/// A UDT stream takes large data frames uncopied: its send buffer keeps them until acknowledged.
+impl FrameSink for &UdtStream {
+    fn write_shared(&mut self, data: &Bytes) -> std::io::Result<usize> {
+        UdtStream::write_shared(self, data)
+    }
 }
 
 impl std::fmt::Debug for Link<'_> {
@@ -109,7 +117,7 @@ impl<'a> Link<'a> {
         Self {
             stream: None,
             reader: FrameReader::new(Box::new(input)),
-            writer: FrameWriter::new(Box::new(output)),
+            writer: FrameWriter::new(Box::new(Copying(output))),
         }
     }
 

@@ -26,6 +26,8 @@
 
 use std::io::{self, Read, Write};
 
+use bytes::{Bytes, BytesMut};
+
 use super::error::{ErrorCode, Result, TransferError};
 use super::manifest::{Entry, EntryKind, Mtime};
 use super::paths::RelPath;
@@ -483,10 +485,10 @@ impl<R: Read> FrameReader<R> {
 }
 
 /// A buffer for one `Data` frame, with room for the header in front so that the frame goes
-/// out in one `write`.
+/// out in one `write` (or is handed to the stream whole, uncopied: [`Self::into_frame`]).
 #[derive(Debug)]
 pub struct DataBuf {
-    bytes: Vec<u8>,
+    bytes: BytesMut,
     len: usize,
 }
 
@@ -494,7 +496,7 @@ impl DataBuf {
     /// A buffer for up to [`MAX_DATA`] bytes.
     pub fn new() -> Self {
         Self {
-            bytes: vec![0; HEADER_LEN + MAX_DATA],
+            bytes: BytesMut::zeroed(HEADER_LEN + MAX_DATA),
             len: 0,
         }
     }
@@ -526,12 +528,68 @@ impl DataBuf {
         self.bytes[1..HEADER_LEN].copy_from_slice(&len.to_le_bytes());
         &self.bytes[..HEADER_LEN + self.len]
     }
+
+    /// Header and payload as shared bytes, for a stream that keeps them uncopied until the
+    /// peer has them; the buffer comes back through [`Self::reclaim`].
+    fn into_frame(mut self) -> Bytes {
+        self.frame();
+        self.bytes.truncate(HEADER_LEN + self.len);
+        self.bytes.freeze()
+    }
+
+    /// The buffer of a frame from [`FrameWriter::send_data_shared`], once nothing else holds
+    /// it (else the frame back).
+    pub fn reclaim(frame: Bytes) -> std::result::Result<Self, Bytes> {
+        let mut bytes = frame.try_into_mut()?;
+        bytes.resize(HEADER_LEN + MAX_DATA, 0);
+        Ok(Self { bytes, len: 0 })
+    }
 }
 
 impl Default for DataBuf {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Where frames go: a [`Write`] that may also take bytes it keeps uncopied. A UDT stream
+/// does ([`udt::UdtStream::write_shared`]); anything else copies, as `write` does.
+pub trait FrameSink: Write {
+    /// Writes from the front of `data`, as `write` does; returns how many bytes were taken.
+    fn write_shared(&mut self, data: &Bytes) -> io::Result<usize> {
+        self.write(data)
+    }
+}
+
+impl<S: FrameSink + ?Sized> FrameSink for Box<S> {
+    fn write_shared(&mut self, data: &Bytes) -> io::Result<usize> {
+        (**self).write_shared(data)
+    }
+}
+
+/// A plain [`Write`] as a [`FrameSink`] that copies (tests, fuzzing, files).
+#[derive(Debug)]
+pub struct Copying<W>(pub W);
+
+impl<W: Write> Write for Copying<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+impl<W: Write> FrameSink for Copying<W> {}
+
+/// What became of a data frame's buffer.
+#[derive(Debug)]
+pub enum Sent {
+    /// The frame was copied: the buffer is free again.
+    Copied(DataBuf),
+    /// The stream holds the frame until the peer has it; [`DataBuf::reclaim`] it then.
+    Held(Bytes),
 }
 
 /// Writes frames, gathering small ones so that many small files do not cost a packet each.
@@ -575,6 +633,28 @@ impl<W: Write> FrameWriter<W> {
         }
         self.write_pending()?;
         self.inner.write_all(buf.frame())
+    }
+
+    /// Send a data frame; a large one goes to the stream uncopied where it allows (small ones
+    /// are gathered, copied, as by [`Self::send_data`]).
+    pub fn send_data_shared(&mut self, mut buf: DataBuf) -> io::Result<Sent>
+    where
+        W: FrameSink,
+    {
+        if buf.len < GATHER / 4 {
+            self.send_data(&mut buf)?;
+            return Ok(Sent::Copied(buf));
+        }
+        self.write_pending()?;
+        let frame = buf.into_frame();
+        let mut at = 0;
+        while at < frame.len() {
+            match self.inner.write_shared(&frame.slice(at..))? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => at += n,
+            }
+        }
+        Ok(Sent::Held(frame))
     }
 
     /// Write everything queued and wait until the stream has it.

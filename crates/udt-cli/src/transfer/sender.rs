@@ -2,9 +2,12 @@
 //! stream each file as `FileStart`, `Data`…, `FileEnd{blake3}`.
 //!
 //! Disk and network overlap: a read-ahead thread reads [`MAX_DATA`]-byte chunks into a
-//! small pool of buffers and hashes them, while this thread writes the previous chunks to
-//! the stream (each in one `write`, header included). The pool bounds memory to
-//! [`POOL_BUFFERS`] × 1 MiB.
+//! pool of buffers and hashes them, while this thread hands the previous chunks to the
+//! stream, header included. A UDT stream keeps each chunk uncopied until the receiver has it
+//! ([`udt::UdtStream::write_shared`]), and this thread takes the buffers back for the read-ahead
+//! as they come free. Up to [`POOL_BUFFERS`] chunks wait read ahead; the rest of the pool is
+//! what the stream's send buffer holds, so the pool takes the memory that copies in the send
+//! buffer would.
 //!
 //! The receiver speaks only to report the end (`Done`) or a failure (`Error`). Before each
 //! chunk this thread looks whether anything arrived, so a receiver that failed (disk full)
@@ -13,17 +16,20 @@
 //! Test-only fault hook: in debug builds, `UDT_TEST_CORRUPT_AT=N` flips byte `N` of every
 //! file after it was hashed, so the receiver's digest check must catch it.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread;
+
+use bytes::Bytes;
 
 use super::error::{Result, TransferError};
 use super::manifest::{EntryKind, Manifest};
 use super::paths::open_regular;
-use super::protocol::{DataBuf, Digest, Frame, MAX_DATA};
+use super::protocol::{DataBuf, Digest, Frame, Sent, MAX_DATA};
 use super::resume::hash_prefix;
 use super::{unexpected, Link, Observer, Summary};
 
-/// Read-ahead buffers (1 MiB each).
+/// Chunks read ahead (1 MiB each).
 pub const POOL_BUFFERS: usize = 8;
 
 /// What the read-ahead thread hands over.
@@ -114,6 +120,8 @@ fn write_chunks(
 ) -> Result<Summary> {
     let mut summary = Summary::default();
     let mut current = 0usize;
+    // Frames the stream holds, oldest first: their buffers return in order, as acknowledged.
+    let mut held: VecDeque<Bytes> = VecDeque::new();
     for chunk in chunks {
         match chunk? {
             Chunk::Start { index, offset } => {
@@ -122,15 +130,18 @@ fn write_chunks(
                 summary.resumed += offset;
                 obs.resumed(offset);
             }
-            Chunk::Data(mut buf) => {
+            Chunk::Data(buf) => {
                 check_peer(link)?;
                 let n = buf.payload().len() as u64;
-                if let Err(e) = link.writer.send_data(&mut buf) {
-                    return Err(peer_error_or(link, TransferError::io("connection", &e)));
+                match link.writer.send_data_shared(buf) {
+                    // The read-ahead thread may have stopped: fine.
+                    Ok(Sent::Copied(buf)) => drop(free.send(buf)),
+                    Ok(Sent::Held(frame)) => held.push_back(frame),
+                    Err(e) => return Err(peer_error_or(link, TransferError::io("connection", &e))),
                 }
                 summary.transferred += n;
                 obs.progress(n);
-                let _ = free.send(buf); // the read-ahead thread may have stopped: fine
+                give_back(&mut held, &free);
             }
             Chunk::End { digest } => {
                 link.send(&Frame::FileEnd { digest })?;
@@ -141,6 +152,18 @@ fn write_chunks(
         }
     }
     Ok(summary)
+}
+
+/// Returns the buffers of the oldest held frames that the stream has let go of.
+fn give_back(held: &mut VecDeque<Bytes>, free: &mpsc::Sender<DataBuf>) {
+    while held.front().is_some_and(Bytes::is_unique) {
+        let Some(frame) = held.pop_front() else {
+            return;
+        };
+        if let Ok(buf) = DataBuf::reclaim(frame) {
+            let _ = free.send(buf);
+        }
+    }
 }
 
 /// Fail with the receiver's `Error` if one has arrived.
@@ -210,9 +233,9 @@ fn read_file(
     }
     let mut pos = offset;
     while pos < size {
-        let Ok(mut buf) = free.recv() else {
-            return Ok(false);
-        };
+        // A new buffer when none came back: the others are read ahead (at most
+        // POOL_BUFFERS, the channel's bound) or held by the stream's send buffer.
+        let mut buf = free.try_recv().unwrap_or_else(|_| DataBuf::new());
         let want = MAX_DATA.min(usize::try_from(size - pos).unwrap_or(MAX_DATA));
         let n = std::os::unix::fs::FileExt::read_at(&file, &mut buf.space()[..want], pos)
             .map_err(|e| TransferError::io(&what, &e))?;

@@ -17,6 +17,10 @@ use std::io::{self, Read, Write};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+
+use super::protocol::FrameSink;
+
 /// The most waiting a peer may have in hand (also the grace at the start).
 pub const MAX_WAIT: Duration = Duration::from_secs(120);
 
@@ -118,6 +122,12 @@ impl<S: Write> Write for Watched<S> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.call(Write::flush, |()| 0)
+    }
+}
+
+impl<S: FrameSink> FrameSink for Watched<S> {
+    fn write_shared(&mut self, data: &Bytes) -> io::Result<usize> {
+        self.call(|s| s.write_shared(data), |n| *n)
     }
 }
 

@@ -87,6 +87,82 @@ fn every_frame_round_trips_through_reader_and_writer() {
     );
 }
 
+/// A sink that keeps what it is given, as a UDT stream's send buffer does until the peer
+/// acknowledges it, taking at most `step` bytes a call.
+#[derive(Default)]
+struct Holding {
+    held: Vec<Bytes>,
+    step: usize,
+}
+
+impl Write for Holding {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.held.push(Bytes::copy_from_slice(buf));
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl FrameSink for Holding {
+    fn write_shared(&mut self, data: &Bytes) -> io::Result<usize> {
+        let n = data.len().min(self.step);
+        self.held.push(data.slice(..n));
+        Ok(n)
+    }
+}
+
+/// A large data frame goes to the sink whole and uncopied, in as many calls as the sink
+/// takes; its buffer comes back only once the sink let go of it. A small one is copied.
+#[test]
+fn large_data_frames_are_held_uncopied_and_reclaimed_after() {
+    let mut w = FrameWriter::new(Holding {
+        step: 300_000,
+        ..Holding::default()
+    });
+    let mut big = DataBuf::new();
+    let len = GATHER / 4 + 12_345;
+    for (k, b) in big.space()[..len].iter_mut().enumerate() {
+        *b = k as u8;
+    }
+    big.set_len(len);
+    let payload_at = big.payload().as_ptr();
+    let Sent::Held(frame) = w.send_data_shared(big).unwrap() else {
+        panic!("a large frame is held")
+    };
+    let wire: Vec<u8> = w.inner.held.concat();
+    assert_eq!(wire.len(), HEADER_LEN + len);
+    assert_eq!(
+        w.inner.held[0].as_ptr(),
+        frame.as_ptr(),
+        "the sink has the buffer itself"
+    );
+    let mut r = FrameReader::new(&wire[..]);
+    let Incoming::Data(n) = r.next_incoming().unwrap() else {
+        panic!("data expected")
+    };
+    let mut got = vec![0; n];
+    r.read_data(&mut got).unwrap();
+    assert!(got.iter().enumerate().all(|(k, &b)| b == k as u8));
+    let frame = DataBuf::reclaim(frame).expect_err("still held by the sink");
+    w.inner.held.clear();
+    let mut again = DataBuf::reclaim(frame).expect("let go");
+    assert_eq!(
+        again.space().as_ptr(),
+        payload_at,
+        "the same buffer, reused"
+    );
+    assert_eq!(again.space().len(), MAX_DATA);
+    let mut small = DataBuf::new();
+    small.set_len(10);
+    assert!(matches!(
+        w.send_data_shared(small).unwrap(),
+        Sent::Copied(_)
+    ));
+}
+
 #[test]
 fn oversized_lengths_are_refused_before_reading() {
     let mut wire = vec![kind::DATA];
