@@ -25,7 +25,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Deref;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use crate::send_buffer::PacketMeta;
 use crate::seq::{MsgNumber, SeqNumber};
@@ -282,10 +282,13 @@ impl RecvBuffer {
     }
 
     /// Stream mode: moves up to `max` acknowledged bytes into `out` without copying them, as
-    /// slices of the buffers they arrived in (a packet that was copied on arrival is handed
-    /// over whole; only a packet cut by `max` is copied). Returns the bytes moved.
+    /// slices of the buffers they arrived in. Packets that were copied on arrival (sealed
+    /// ones, short trains) are copied once more, together, into one new buffer per run of
+    /// them: their `Vec`s stay in the pool, which handing each over would empty. Returns the
+    /// bytes moved.
     pub fn read_chunks(&mut self, out: &mut Vec<Bytes>, max: usize) -> usize {
         let mut moved = 0;
+        let mut copied = BytesMut::new();
         while self.acked > 0 && moved < max {
             let Some(Slot::Filled { data, .. }) = self.slots.front() else {
                 self.pop_front();
@@ -293,24 +296,27 @@ impl RecvBuffer {
             };
             let start = self.front_read.min(data.len());
             let n = (data.len() - start).min(max - moved);
-            if start + n < data.len() {
-                out.push(match data {
-                    Payload::Shared(b) => b.slice(start..start + n),
-                    Payload::Own(v) => Bytes::copy_from_slice(&v[start..start + n]),
-                });
-                self.front_read += n;
-                self.readable_bytes -= n;
-            } else if let Some(data) = self.take_front() {
-                let whole = match data {
-                    Payload::Shared(b) => b,
-                    Payload::Own(v) => Bytes::from(v),
-                };
-                if whole.len() > start {
-                    out.push(whole.slice(start..));
+            let ends_packet = start + n == data.len();
+            match data {
+                Payload::Shared(b) => {
+                    flush_copied(&mut copied, out);
+                    out.push(b.slice(start..start + n));
                 }
+                Payload::Own(v) => {
+                    if copied.capacity() == 0 {
+                        copied.reserve((max - moved).min(self.readable_bytes));
+                    }
+                    copied.extend_from_slice(&v[start..start + n]);
+                }
+            }
+            self.front_read += n;
+            self.readable_bytes -= n;
+            if ends_packet {
+                self.pop_front();
             }
             moved += n;
         }
+        flush_copied(&mut copied, out);
         moved
     }
 
@@ -384,30 +390,24 @@ impl RecvBuffer {
 
     /// Removes the front slot, moving the read position (and recycling its payload).
     fn pop_front(&mut self) {
-        if let Some(data) = self.take_front() {
-            self.recycle(data);
-        }
-    }
-
-    /// Removes the front slot, moving the read position; returns its payload if it held one
-    /// (its unread rest no longer counted as readable).
-    fn take_front(&mut self) -> Option<Payload> {
-        let slot = self.slots.pop_front()?;
+        let Some(slot) = self.slots.pop_front() else {
+            return;
+        };
         let was_acked = self.acked > 0;
         self.read_seq = self.read_seq.next();
         self.acked = self.acked.saturating_sub(1);
-        let front_read = std::mem::take(&mut self.front_read);
-        let Slot::Filled { data, meta } = slot else {
-            return None;
-        };
-        if was_acked {
-            self.readable_bytes -= data.len().saturating_sub(front_read);
+        if let Slot::Filled { data, meta } = slot {
+            if was_acked {
+                // The unread rest of the packet stops being readable.
+                self.readable_bytes -= data.len().saturating_sub(self.front_read);
+            }
+            self.filled -= 1;
+            if self.mode == Mode::Message && !meta.in_order {
+                self.unordered.progress.remove(&meta.msg.value());
+            }
+            self.recycle(data);
         }
-        self.filled -= 1;
-        if self.mode == Mode::Message && !meta.in_order {
-            self.unordered.progress.remove(&meta.msg.value());
-        }
-        Some(data)
+        self.front_read = 0;
     }
 
     /// Empties slot `index` (delivered out of order or dropped) without moving anything.
@@ -522,6 +522,13 @@ impl RecvBuffer {
             }
         }
         (copied, total)
+    }
+}
+
+/// Hands over what [`RecvBuffer::read_chunks`] gathered so far, keeping stream order.
+fn flush_copied(copied: &mut BytesMut, out: &mut Vec<Bytes>) {
+    if !copied.is_empty() {
+        out.push(copied.split().freeze());
     }
 }
 

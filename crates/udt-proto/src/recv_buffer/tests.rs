@@ -375,3 +375,33 @@ fn chunks_hand_over_the_stream_without_copying_shared_packets() {
     drop(out);
     assert!(owner.is_unique());
 }
+
+/// Copied packets in a row come out gathered in one chunk, and their `Vec`s stay pooled.
+#[test]
+fn chunks_gather_copied_packets_and_keep_their_vecs() {
+    let mut buf = RecvBuffer::new(Mode::Stream, 16, s(0));
+    for (i, fill) in [1u8, 2, 3].into_iter().enumerate() {
+        buf.insert(s(i as u32), stream_meta(), &[fill; 10]);
+    }
+    buf.set_ack_point(s(3));
+    let mut out = Vec::new();
+    assert_eq!(buf.read_chunks(&mut out, 25), 25);
+    assert_eq!(out.len(), 1);
+    assert_eq!(
+        &out[0][..],
+        [[1u8; 10], [2; 10]]
+            .concat()
+            .iter()
+            .chain(&[3; 5])
+            .copied()
+            .collect::<Vec<u8>>()
+    );
+    assert_eq!(
+        buf.pool.len(),
+        2,
+        "the two packets read whole gave back their Vecs"
+    );
+    assert_eq!(buf.read_chunks(&mut out, 25), 5);
+    assert_eq!(&out[1][..], [3u8; 5]);
+    assert_eq!(buf.pool.len(), 3);
+}
