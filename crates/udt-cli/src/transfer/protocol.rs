@@ -485,7 +485,7 @@ impl<R: Read> FrameReader<R> {
 }
 
 /// A buffer for one `Data` frame, with room for the header in front so that the frame goes
-/// out in one `write` (or is handed to the stream whole, uncopied: [`Self::into_frame`]).
+/// out in one `write` (or is handed to the stream whole, uncopied: [`FrameWriter::send_data_shared`]).
 #[derive(Debug)]
 pub struct DataBuf {
     bytes: BytesMut,
