@@ -45,8 +45,9 @@
 //!
 //! Loss: a loss by itself is *not* taken as congestion: random loss of a few percent leaves
 //! the rate alone. A round whose loss rate exceeds 20%, or 2% while the smoothed RTT is 1.5 ×
-//! the min RTT (a full queue overflowing), cuts the bandwidth estimate to 80% (at most once
-//! every two rounds), and so does an EXP timeout. The round start-up overfilled the queue in,
+//! the min RTT (a full queue overflowing), cuts the bandwidth estimate to 80%, or to the share
+//! the round delivered if that is less, down to half (at most once every two rounds), and so
+//! does an EXP timeout. The round start-up overfilled the queue in,
 //! which often ends only after the drain, is the exception: it holds the estimate to the
 //! receiver's arrival reports and no lower, since the estimate already is what the path
 //! delivered (cut to 80% there, a lone flow at 1 Gbit/s × 100 ms spent its next second at
