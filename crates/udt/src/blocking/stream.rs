@@ -92,8 +92,9 @@ impl UdtStream {
     /// whole GRO trains into such buffers), waiting for data as `read` does. Returns the bytes
     /// appended; `Ok(0)` is the end of the stream. For readers that can consume `Bytes`
     /// (hash, `writev`, forward, or count and drop as `udt perf` does): at 1 Gbit/s the
-    /// copies were a sixth of the receiver's CPU. Packets the runtime copied (sealed ones,
-    /// short trains) come as whole-packet `Bytes` too.
+    /// copies were a sixth of the receiver's CPU. Packets the runtime copied on arrival
+    /// (sealed ones, short trains, paths without GRO) are copied once more, as by `read`,
+    /// gathered into one `Bytes` per run of them.
     pub fn read_chunks(&self, out: &mut Vec<Bytes>, max: usize) -> io::Result<usize> {
         self.socket.read_chunks(out, max)
     }
