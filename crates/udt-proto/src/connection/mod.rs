@@ -28,10 +28,11 @@ mod send;
 mod state;
 mod timer;
 
-use bytes::Bytes;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
+
+use bytes::Bytes;
 
 pub use protected::{ProtectionError, ProtectionStats};
 pub use state::{ConnectionError, Event, RecvError, SendError, State};
@@ -434,10 +435,11 @@ impl Connection {
         }
         let mut opened = std::mem::take(&mut self.open_buf);
         if self.open_datagram(now, data, &mut opened) {
-            // Opened packets were decrypted into `opened`, which is reused: copy those.
-            match opened.is_empty() {
-                true => self.handle_authentic(now, data, owner),
-                false => self.handle_authentic(now, &opened, None),
+            if opened.is_empty() {
+                self.handle_authentic(now, data, owner);
+            } else {
+                // Decrypted into `opened`, which is reused: the payload is copied from there.
+                self.handle_authentic(now, &opened, None);
             }
         }
         self.open_buf = opened;

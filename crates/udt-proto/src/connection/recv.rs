@@ -20,8 +20,9 @@
 //! has in flight, `Connection::prompt_ack_pkts`), and the prompt ACK also waits for that
 //! many packets since the last ACK or a write's end ([`Connection::prompt_ack_wanted`]).
 
-use bytes::Bytes;
 use std::time::Duration;
+
+use bytes::Bytes;
 
 use super::{Connection, Event, State};
 use crate::congestion::{ReceivedInfo, SYN};
