@@ -10,7 +10,6 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use bytes::Bytes;
-
 use udt_netsim::{Link, LinkConfig};
 
 use crate::config::ConnectionConfig;
