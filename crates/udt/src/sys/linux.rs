@@ -151,6 +151,9 @@ impl RecvBatch {
     /// Lends each GRO train of the last batch that holds enough datagrams, while the bound
     /// on buffers out allows: [`Self::lent`] then gives its bytes as a shared buffer.
     pub(crate) fn lend_trains(&mut self) {
+        if self.lending.is_none() {
+            return;
+        }
         for i in 0..self.count {
             let segments = match self.info(i).segment {
                 Some(seg) => self.bufs[i].len() / seg,
