@@ -745,6 +745,24 @@ fn without_the_queue_test_a_short_path_competes_at_once() {
     assert!(model.competing() && model.queue_test.is_none());
 }
 
+/// A short path's queue still standing after the drain: the CUBIC window starts from β of
+/// at least one ACK period of the estimate, not of the floor RTT's worth (one packet here,
+/// which the minimum window then raised to 4, and the flow stalled between ACKs).
+#[test]
+fn a_drained_entry_on_a_short_path_covers_an_ack_period() {
+    let (short, queued) = (Duration::from_micros(100), Duration::from_millis(20));
+    let (mut model, now, largest) =
+        with_a_standing_queue(&ModelConfig::default(), short, queued, 12);
+    let ack_period = model.bandwidth_pkts() * SYN.as_secs_f64();
+    let flight = f64::from(model.sampler.front().offset_to(largest.next()));
+    model.suspect_queue(now, largest, Entry::Drained);
+    let window = model.competing.as_ref().expect("competing").cwnd();
+    assert!(
+        window >= crate::congestion::cubic::BETA * ack_period.min(flight) * 0.99,
+        "window {window}, ACK period {ack_period}, flight {flight}"
+    );
+}
+
 /// On a path longer than the ACK gap the samples span round trips: a standing queue there
 /// is not the flow's own, and the model competes at once.
 #[test]
