@@ -14,10 +14,10 @@
 # processes, such as TCP's paced transmissions from its timers or tbf's watchdog, is charged
 # to nobody's getrusage, so the per-process figures flatter whichever transport leaves more
 # of its work to softirqs. It counts anything else running too: run on a quiet machine.
-# UDT_BASE=PATH adds the same two rows for another `udt` binary (say, a build of an older
-# commit), so a change can be shown before/after in one run. FLOWS="ours-model tcp-bbr" runs a subset;
-# RAW=DIR keeps every flow's reports and /proc/stat snapshots there. Root; each flow holds
-# /tmp/udt-bench.lock.
+# UDT_BASE=PATH adds a row for each `ours` flow run with another `udt` binary (say, a build
+# of an older commit), so a change can be shown before/after in one run.
+# FLOWS="ours-model tcp-bbr" runs a subset; RAW=DIR keeps every flow's reports and
+# /proc/stat snapshots there. Root; each flow holds /tmp/udt-bench.lock.
 #
 #   scripts/bench-paced.sh [REPS=3] [SECONDS=10] [RATES="45mbit 200mbit 1gbit"]
 set -euo pipefail
@@ -82,7 +82,12 @@ libudt_flow() {
 }
 
 read -r -a FLOWS <<<"${FLOWS:-ours-native ours-model tcp-bbr tcp-cubic libudt}"
-[ -n "${UDT_BASE:-}" ] && FLOWS+=("base-native" "base-model")
+# The base build runs the same controllers as this one.
+if [ -n "${UDT_BASE:-}" ]; then
+  for flow in "${FLOWS[@]}"; do
+    case $flow in ours-*) FLOWS+=("base-${flow#ours-}") ;; esac
+  done
+fi
 for rate in $RATES; do
   ip netns del "$NS_A" 2>/dev/null || true
   ip netns del "$NS_B" 2>/dev/null || true
