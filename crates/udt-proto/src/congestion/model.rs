@@ -318,8 +318,8 @@ enum Entry {
     /// estimate's worth over the floor RTT (what the model would have in flight alone; the
     /// estimate is what start-up took while every flow was starting). In the lab, beside 10
     /// kernel CUBIC flows, one model flow then took 1.06 times an equal share, and 1.57 without
-    /// the cap; in the simulator a latecomer beside one cubic flow takes 0.64 with it. If
-    /// nothing sent since the drain was lost, the window is not cut by β either (see
+    /// the cap; in the simulator a latecomer beside one cubic flow takes 0.64 with it. If no
+    /// loss has come since the drain, the window is not cut by β either (see
     /// `Competition::new`). Beside flows that ignore loss, which keep the queue overflowing,
     /// the cut stays: uncut there, the model took 1.59 times an equal share beside 10 of them
     /// in the simulator (median of five seeds) instead of 1.04.

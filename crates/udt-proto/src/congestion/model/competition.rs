@@ -16,8 +16,7 @@
 //! queue, and the model starts to compete: it becomes a CUBIC flow (the same [`CubicWindow`]
 //! as `--cc cubic`, RFC 9438). It starts at β of what it had in flight, aiming at (1 + β)/2
 //! of it (fast convergence: the rate-based model held more than its share; a queue found
-//! full after a drain, with nothing sent since lost, starts it uncut at its share of the
-//! pipe), cuts by β once
+//! full with no loss yet starts it at its share of the pipe, uncut), cuts by β once
 //! per round trip with loss, grows by the cubic and Reno-friendly rules while at least half
 //! the window is in flight when an ACK comes (counting what that ACK covers), and paces at
 //! 1.2 × window per floor RTT (the window, not the pacer, sets the rate).
@@ -503,9 +502,9 @@ impl Competition {
     /// and aiming back at all of it kept that for many epochs). Without one (a queue that
     /// outlasted the drain; `inflight` is already capped at the model's own share of the
     /// pipe), the window starts there and the epoch grows from it, as after a slow start
-    /// that ended without loss. Cut by β there too, a lone flow that took its own queue for
-    /// competitors' started below the path's BDP: at 1 Gbit/s × 20 ms its CUBIC window took
-    /// the ten seconds to its trial to climb back (680-770 Mbit/s).
+    /// that ended without loss: cut by β as well, a lone flow that took its own queue for
+    /// competitors' started below the path's BDP, and at 1 Gbit/s × 20 ms its CUBIC window
+    /// took the ten seconds to its trial to climb back (680-770 Mbit/s).
     pub(super) fn new(
         now: Instant,
         inflight: f64,
