@@ -318,11 +318,7 @@ enum Entry {
     /// estimate's worth over the floor RTT (what the model would have in flight alone; the
     /// estimate is what start-up took while every flow was starting). In the lab, beside 10
     /// kernel CUBIC flows, one model flow then took 1.06 times an equal share, and 1.57 without
-    /// the cap; in the simulator a latecomer beside one cubic flow takes 0.64 with it. If no
-    /// loss has come since the drain, the window is not cut by β either (see
-    /// `Competition::new`). Beside flows that ignore loss, which keep the queue overflowing,
-    /// the cut stays: uncut there, the model took 1.59 times an equal share beside 10 of them
-    /// in the simulator (median of five seeds) instead of 1.04.
+    /// the cap; in the simulator a latecomer beside one cubic flow takes 0.64 with it.
     ///
     /// The floor counts as at least one ACK period ([`SYN`]): a window must cover the data
     /// between two ACKs or it stalls. Behind a 200 Mbit/s `tbf` on a veth pair (a 50 µs
@@ -416,9 +412,6 @@ pub struct ModelBased {
     prev_round_sent: u64,
     lost_in_round: u64,
     lost_total: u64,
-    /// The largest sequence sent when the last drain ended: a loss beyond it is of a packet
-    /// the drain's verdict can blame on the queue it finds (see [`ModelBased::compete`]).
-    drain_mark: Option<SeqNumber>,
     /// New packets sent (retransmissions left out), for the competition's loss meter.
     sent_total: u64,
     /// The rounds' loss rates, smoothed (see [`ModelBased::repair_gain`]).
@@ -514,7 +507,6 @@ impl ModelBased {
             loss_smoothed: 0.0,
             lost_in_round: 0,
             lost_total: 0,
-            drain_mark: None,
             cum_ack: init.isn,
             highest_lost: None,
             last_loss_round: None,
@@ -838,7 +830,7 @@ impl ModelBased {
         {
             self.enter(now, ModelMode::ProbeBandwidth);
             self.watch.disarm(now);
-            self.arm_drain_judge(now, largest_sent);
+            self.drain_judged_at = Some(now + competition::settle(self.watch.floor()));
         }
         if self.mode == ModelMode::ProbeBandwidth && self.competing.is_none() {
             self.advance_cycle(now, inflight, largest_sent);
@@ -847,7 +839,7 @@ impl ModelBased {
             self.enter(now, ModelMode::ProbeRtt);
         }
         if self.mode == ModelMode::ProbeRtt {
-            self.probe_rtt(now, inflight, largest_sent);
+            self.probe_rtt(now, inflight);
         }
     }
 
@@ -995,7 +987,7 @@ impl ModelBased {
         }
     }
 
-    fn probe_rtt(&mut self, now: Instant, inflight: f64, largest_sent: SeqNumber) {
+    fn probe_rtt(&mut self, now: Instant, inflight: f64) {
         match self.probe_rtt_until {
             None => {
                 let drained = inflight <= self.probe_rtt_window() + 1.0;
@@ -1013,7 +1005,7 @@ impl ModelBased {
                 self.enter(now, next);
                 if next == ModelMode::ProbeBandwidth && self.competing.is_none() && self.trial_drain
                 {
-                    self.arm_drain_judge(now, largest_sent);
+                    self.drain_judged_at = Some(now + competition::settle(self.watch.floor()));
                 }
             }
             Some(_) => {}
@@ -1091,13 +1083,6 @@ impl ModelBased {
         if self.queue_testable() && self.competing.is_none() && self.judging() && full {
             self.suspect_queue(now, largest_sent, Entry::Drained);
         }
-    }
-
-    /// A drain just ended with `largest_sent` sent: look at the queue once it is
-    /// [`competition::settle`] behind (`judge_drain`).
-    fn arm_drain_judge(&mut self, now: Instant, largest_sent: SeqNumber) {
-        self.drain_judged_at = Some(now + competition::settle(self.watch.floor()));
-        self.drain_mark = Some(largest_sent);
     }
 
     /// Once the drain is [`competition::settle`] behind, look at the queue once: if it is
@@ -1239,17 +1224,8 @@ impl ModelBased {
                     Entry::Loss => flight.max(bw * self.srtt.as_secs_f64()),
                     Entry::Drained => flight.min(bw * self.min_rtt().max(SYN).as_secs_f64()),
                 };
-                // A queue found full after the drain that has lost nothing sent since has
-                // not overflowed: no congestion event to cut for. (Start-up's losses are
-                // still being reported after the drain.)
-                let congested = match entry {
-                    Entry::Loss => true,
-                    Entry::Drained => self
-                        .highest_lost
-                        .is_some_and(|lost| self.drain_mark.is_none_or(|mark| lost > mark)),
-                };
                 let min = self.config.min_window_pkts();
-                Competition::new(now, window, congested, largest_sent, min, bw)
+                Competition::new(now, window, largest_sent, min, bw)
             }
         };
         tracing::debug!(

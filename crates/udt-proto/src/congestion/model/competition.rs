@@ -15,8 +15,7 @@
 //! the recent RTT is above the floor by more than max(½ floor, 2 ms) is a loss with a full
 //! queue, and the model starts to compete: it becomes a CUBIC flow (the same [`CubicWindow`]
 //! as `--cc cubic`, RFC 9438). It starts at β of what it had in flight, aiming at (1 + β)/2
-//! of it (fast convergence: the rate-based model held more than its share; a queue found
-//! full with no loss yet starts it at its share of the pipe, uncut), cuts by β once
+//! of it (fast convergence: the rate-based model held more than its share), cuts by β once
 //! per round trip with loss, grows by the cubic and Reno-friendly rules while at least half
 //! the window is in flight when an ACK comes (counting what that ACK covers), and paces at
 //! 1.2 × window per floor RTT (the window, not the pacer, sets the rate).
@@ -495,30 +494,19 @@ pub(super) struct Competition {
 }
 
 impl Competition {
-    /// Start competing at `now` with a window of `inflight` packets. After a congestion
-    /// event (`congested`: a loss with the queue full; `inflight` is what the model was
-    /// sending into it) the window is β of that, with the cubic epoch aiming at (1 + β)/2 of
+    /// Start competing at `now` with `inflight` packets in flight (what the model was
+    /// sending into the full queue): β of that, with the cubic epoch aiming at (1 + β)/2 of
     /// it (fast convergence, RFC 9438 §4.7: the rate-based model held more than its share,
-    /// and aiming back at all of it kept that for many epochs). Without one (a queue that
-    /// outlasted the drain; `inflight` is already capped at the model's own share of the
-    /// pipe), the window starts there and the epoch grows from it, as after a slow start
-    /// that ended without loss: cut by β as well, a lone flow that took its own queue for
-    /// competitors' started below the path's BDP, and at 1 Gbit/s × 20 ms its CUBIC window
-    /// took the ten seconds to its trial to climb back (680-770 Mbit/s).
+    /// and aiming back at all of it kept that for many epochs).
     pub(super) fn new(
         now: Instant,
         inflight: f64,
-        congested: bool,
         largest_sent: SeqNumber,
         min: f64,
         bw_at_entry: f64,
     ) -> Self {
         let mut window = CubicWindow::new(inflight, min);
-        if congested {
-            window.restart(now, inflight * BETA, inflight * (1.0 + BETA) / 2.0);
-        } else {
-            window.restart(now, inflight, inflight);
-        }
+        window.restart(now, inflight * BETA, inflight * (1.0 + BETA) / 2.0);
         Self {
             window,
             cut_at: largest_sent,
@@ -800,7 +788,7 @@ mod tests {
     #[test]
     fn a_window_that_each_ack_empties_still_grows() {
         let srtt = Duration::from_micros(50);
-        let mut c = Competition::new(at(0), 4.0, true, SeqNumber::new(100), 4.0, 1000.0);
+        let mut c = Competition::new(at(0), 4.0, SeqNumber::new(100), 4.0, 1000.0);
         assert!((c.cwnd() - 4.0).abs() < 1e-9);
         // Every millisecond an ACK covers the whole window and leaves nothing in flight.
         for ms in 1..=100 {
@@ -818,7 +806,7 @@ mod tests {
 
     #[test]
     fn competition_cuts_once_per_round_trip() {
-        let mut c = Competition::new(at(0), 100.0, true, SeqNumber::new(100), 4.0, 1000.0);
+        let mut c = Competition::new(at(0), 100.0, SeqNumber::new(100), 4.0, 1000.0);
         assert!((c.cwnd() - 70.0).abs() < 1e-9);
         // Losses before the ACK passes what was in flight at entry are the same event.
         c.on_loss(at(10), 3, SeqNumber::new(50), SeqNumber::new(150));
