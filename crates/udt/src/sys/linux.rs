@@ -151,24 +151,25 @@ impl RecvBatch {
     /// Lends each GRO train of the last batch that holds enough datagrams, while the bound
     /// on buffers out allows: [`Self::lent`] then gives its bytes as a shared buffer.
     pub(crate) fn lend_trains(&mut self) {
-        if self.lending.is_none() {
+        // Taken out for the loop, which also reads the slots' control messages.
+        let Some(mut lending) = self.lending.take() else {
             return;
-        }
+        };
         for i in 0..self.count {
+            if self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+                continue;
+            }
             let segments = match self.info(i).segment {
                 Some(seg) => self.bufs[i].len() / seg,
                 None => 1,
             };
-            let whole = self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC == 0;
-            let Some(lending) = self.lending.as_mut() else {
-                return;
-            };
-            if segments < LEND_MIN_SEGMENTS || !whole || !lending.can_lend() {
+            if segments < LEND_MIN_SEGMENTS || !lending.can_lend() {
                 continue;
             }
             let buf = std::mem::replace(&mut self.bufs[i], lending.fresh());
             self.lent[i] = Some(lending.lend(buf));
         }
+        self.lending = Some(lending);
     }
 
     /// Slot `i`'s bytes as a shared buffer, if [`Self::lend_trains`] lent it.
