@@ -32,25 +32,35 @@ impl Server {
         Self::start_with(&["-1"])
     }
 
+    /// The port was free when asked, but another test's connection may take it before the
+    /// server binds it: a server that finds its port in use is started again on another.
     fn start_with(extra: &[&str]) -> Self {
-        let port = free_port();
-        let port_text = port.to_string();
-        let mut args = vec!["perf", "-s", "-B", "127.0.0.1", "-p", &port_text];
-        args.extend_from_slice(extra);
-        let mut child = Command::new(UDT)
-            .args(&args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        // The first line says it is listening.
-        let mut line = String::new();
-        let stdout = child.stdout.take().unwrap();
-        let mut reader = BufReader::new(stdout);
-        reader.read_line(&mut line).unwrap();
-        assert!(line.contains("udt perf server on"), "{line:?}");
-        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
-        Self { child, port }
+        for _ in 0..5 {
+            let port = free_port();
+            let port_text = port.to_string();
+            let mut args = vec!["perf", "-s", "-B", "127.0.0.1", "-p", &port_text];
+            args.extend_from_slice(extra);
+            let mut child = Command::new(UDT)
+                .args(&args)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // The first line says it is listening.
+            let mut line = String::new();
+            let stdout = child.stdout.take().unwrap();
+            let mut reader = BufReader::new(stdout);
+            reader.read_line(&mut line).unwrap();
+            if line.contains("udt perf server on") {
+                std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+                return Self { child, port };
+            }
+            child.wait().unwrap();
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            assert!(err.contains("Address already in use"), "{line:?} {err}");
+        }
+        panic!("five fresh ports were all taken before the server bound them");
     }
 
     /// Waits for the one-off server to exit, and checks it succeeded.

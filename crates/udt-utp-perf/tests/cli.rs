@@ -1,9 +1,9 @@
 //! `utp-perf` end to end on loopback: a transfer whose report adds up, and bad command lines
 //! that exit 2 with one line. (Also makes `cargo test` build the binary the lab runs.)
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::net::{TcpListener, UdpSocket};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_utp-perf");
 
@@ -18,23 +18,42 @@ fn free_port() -> u16 {
     }
 }
 
+/// A one-off server on a fresh port. The port was free when asked, but another test's
+/// connection may take it before the server binds it, so a server that finds its port in use
+/// is started again on another.
+fn start_server() -> (Child, String) {
+    for _ in 0..5 {
+        let port = free_port().to_string();
+        let mut server = Command::new(BIN)
+            .args(["-s", "-1", "-B", "127.0.0.1", "-p", &port])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the server starts");
+        let mut ready = String::new();
+        let stdout = server.stdout.take().expect("piped");
+        BufReader::new(stdout)
+            .read_line(&mut ready)
+            .expect("a line");
+        if ready.starts_with("utp-perf server on 127.0.0.1:") {
+            return (server, port);
+        }
+        server.wait().expect("the server ends");
+        let mut err = String::new();
+        server
+            .stderr
+            .take()
+            .expect("piped")
+            .read_to_string(&mut err)
+            .expect("its errors");
+        assert!(err.contains("Address already in use"), "{ready}{err}");
+    }
+    panic!("five fresh ports were all taken before the server bound them");
+}
+
 #[test]
 fn a_loopback_transfer_reports_every_byte() {
-    let port = free_port().to_string();
-    let mut server = Command::new(BIN)
-        .args(["-s", "-1", "-B", "127.0.0.1", "-p", &port])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the server starts");
-    let mut ready = String::new();
-    let stdout = server.stdout.take().expect("piped");
-    BufReader::new(stdout)
-        .read_line(&mut ready)
-        .expect("a line");
-    assert!(
-        ready.starts_with("utp-perf server on 127.0.0.1:"),
-        "{ready}"
-    );
+    let (mut server, port) = start_server();
     let out = Command::new(BIN)
         .args([
             "-c",
