@@ -36,6 +36,9 @@ fn start_server() -> (Child, String) {
             .read_line(&mut ready)
             .expect("a line");
         if ready.starts_with("utp-perf server on 127.0.0.1:") {
+            // Passed on, as an inherited stderr would be (and a full pipe never blocks it).
+            let mut err = server.stderr.take().expect("piped");
+            std::thread::spawn(move || std::io::copy(&mut err, &mut std::io::stderr()));
             return (server, port);
         }
         server.wait().expect("the server ends");
