@@ -525,6 +525,7 @@ mod tests {
             recv_rate_pkts: 0,
             bandwidth_pkts: 0,
             largest_sent: SeqNumber::new(sent),
+            receiver_time: None,
         };
         cubic.on_ack(at(50), &ack(10, 30));
         assert!(cubic.in_slow_start());
@@ -540,6 +541,7 @@ mod tests {
             rtt: Duration::from_millis(50),
             recv_rate_pkts: 0,
             bandwidth_pkts: 0,
+            receiver_time: None,
         };
         cubic.on_loss(at(60), &loss);
         assert!(!cubic.in_slow_start());

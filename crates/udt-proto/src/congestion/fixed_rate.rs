@@ -151,6 +151,7 @@ mod tests {
             rtt: Duration::from_millis(100),
             recv_rate_pkts: 10,
             bandwidth_pkts: 10,
+            receiver_time: None,
         };
         fixed.on_loss(Instant::from_micros(5), &loss);
         let timeout = TimeoutInfo {

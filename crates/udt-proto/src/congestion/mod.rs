@@ -108,6 +108,11 @@ pub struct AckInfo {
     pub bandwidth_pkts: u32,
     /// The largest sequence number sent so far (4.11 `m_iSndCurrSeqNo`).
     pub largest_sent: SeqNumber,
+    /// When the receiver got the newest data packet this ACK reports on, in microseconds of
+    /// the receiver's own clock (wrapping): ours stamp it in the header's timestamp, 4.11
+    /// sends 0 there (`None`). Differences between reports give the receiver's delivery
+    /// spans, free of the delays the reports met on their way.
+    pub receiver_time: Option<u32>,
 }
 
 /// One lost range of a NAK, inclusive: the wire type itself, so a NAK reaches the
@@ -131,6 +136,8 @@ pub struct LossInfo<'a> {
     pub recv_rate_pkts: u32,
     /// Sender-smoothed link capacity B in packets per second.
     pub bandwidth_pkts: u32,
+    /// As [`AckInfo::receiver_time`], for the data packet whose arrival showed the loss.
+    pub receiver_time: Option<u32>,
 }
 
 /// Inputs of [`Controller::on_timeout`]: an EXP expiry while data was waiting.

@@ -23,10 +23,12 @@ fn rates() -> impl Strategy<Value = Rates> {
     let rtt = prop_oneof![1u64..2_000, 1u64..2_000_000];
     let recv = prop_oneof![0u32..100, 0u32..1_000_000];
     let bw = prop_oneof![0u32..100, 0u32..2_000_000];
-    (rtt, recv, bw).prop_map(|(rtt_us, recv, bw)| Rates {
+    let stamp = proptest::option::of(any::<u32>());
+    (rtt, recv, bw, stamp).prop_map(|(rtt_us, recv, bw, stamp)| Rates {
         rtt: Duration::from_micros(rtt_us),
         recv_rate_pkts: recv,
         bandwidth_pkts: bw,
+        receiver_time: stamp,
     })
 }
 

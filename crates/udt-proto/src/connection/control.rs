@@ -9,7 +9,12 @@ use crate::handshake::{self, HandshakeFailure, Progress};
 use crate::seq::{AckNumber, MsgNumber, SeqNumber};
 use crate::time::Instant;
 use crate::timers::Timer;
-use crate::wire::{AckRepr, ControlBody, ControlRepr, HandshakeRepr, NakRepr, ReqType};
+use crate::wire::{AckRepr, ControlBody, ControlRepr, HandshakeRepr, NakRepr, ReqType, Timestamp};
+
+/// A report's header timestamp as [`AckInfo::receiver_time`]: 0 (4.11's) is none.
+fn receiver_time(stamp: Timestamp) -> Option<u32> {
+    (stamp.0 != 0).then_some(stamp.0)
+}
 
 impl Connection {
     pub(super) fn handle_control(&mut self, now: Instant, c: ControlRepr) {
@@ -24,8 +29,8 @@ impl Connection {
         match c.body {
             ControlBody::Handshake(hs) => self.on_handshake_connected(&hs),
             ControlBody::KeepAlive => self.time_handshake_response(now),
-            ControlBody::Ack(ack) => self.on_ack(now, &ack),
-            ControlBody::Nak(nak) => self.on_nak(now, &nak),
+            ControlBody::Ack(ack) => self.on_ack(now, &ack, c.timestamp),
+            ControlBody::Nak(nak) => self.on_nak(now, &nak, c.timestamp),
             ControlBody::CongestionWarning => self.on_congestion_warning(),
             ControlBody::Shutdown => {
                 self.peer_closed = true;
@@ -60,15 +65,16 @@ impl Connection {
             Progress::Ignored => {}
             Progress::Resend => {
                 let request = *connector.current_request().1;
-                self.control_out.push_back(ControlBody::Handshake(request));
-                self.timers.set(Timer::Handshake, connector.next_timeout());
+                let timeout = connector.next_timeout();
+                self.queue_control(ControlBody::Handshake(request));
+                self.timers.set(Timer::Handshake, timeout);
             }
             Progress::Connected(n, reply) => {
                 if reply {
                     let mut request = *connector.current_request().1;
                     request.req_type = ReqType::RESPONSE;
                     self.peer_id = n.peer_id;
-                    self.control_out.push_back(ControlBody::Handshake(request));
+                    self.queue_control(ControlBody::Handshake(request));
                 }
                 self.establish(now, n);
             }
@@ -130,7 +136,7 @@ impl Connection {
     pub(super) fn queue_server_response(&mut self, request: &HandshakeRepr, window: u32) {
         let response =
             handshake::server_response(request, self.local_id, self.mss, window, self.remote.ip());
-        self.control_out.push_back(ControlBody::Handshake(response));
+        self.queue_control(ControlBody::Handshake(response));
     }
 
     fn queue_re_response(&mut self, req_type: ReqType) {
@@ -141,15 +147,15 @@ impl Connection {
             req_type,
             self.local_id,
         );
-        self.control_out.push_back(ControlBody::Handshake(hs));
+        self.queue_control(ControlBody::Handshake(hs));
     }
 
-    fn on_ack(&mut self, now: Instant, ack: &AckRepr) {
+    fn on_ack(&mut self, now: Instant, ack: &AckRepr, stamp: Timestamp) {
         let Some(details) = ack.details else {
             self.on_light_ack(ack.ack);
             return;
         };
-        self.control_out.push_back(ControlBody::Ack2(ack.number));
+        self.queue_control(ControlBody::Ack2(ack.number));
         self.stats.ack2s_sent += 1;
         // 4.11: acknowledging data never sent breaks the connection.
         if ack.ack > self.snd.curr_seq.next() {
@@ -180,6 +186,7 @@ impl Connection {
             recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
             bandwidth_pkts: self.snd.peer_rates.bandwidth_pkts,
             largest_sent: self.snd.curr_seq,
+            receiver_time: receiver_time(stamp),
         };
         self.cc.on_ack(now, &info);
         self.refresh_cc();
@@ -231,7 +238,7 @@ impl Connection {
     /// A NAK: tell the controller (unless nothing was acknowledged yet: a loss before the
     /// first ACK is the peer's start-up race, not congestion, and 4.11's reaction to it, a
     /// rate of 16 packets/s, takes seconds to undo), then queue the retransmissions.
-    fn on_nak(&mut self, now: Instant, nak: &NakRepr) {
+    fn on_nak(&mut self, now: Instant, nak: &NakRepr, stamp: Timestamp) {
         self.stats.naks_received += 1;
         let Some(first) = nak.ranges.first() else {
             return;
@@ -243,6 +250,7 @@ impl Connection {
             rtt: self.rtt.rtt(),
             recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
             bandwidth_pkts: self.snd.peer_rates.bandwidth_pkts,
+            receiver_time: receiver_time(stamp),
         };
         if self.stats.acks_received > 0 {
             self.cc.on_loss(now, &info);

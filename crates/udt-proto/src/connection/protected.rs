@@ -124,7 +124,7 @@ impl Connection {
     /// it has heard an authentic packet from us. (A caller sends its keep-alive anyway.)
     pub(super) fn prove_key(&mut self) {
         if self.protection.is_some() {
-            self.control_out.push_back(ControlBody::KeepAlive);
+            self.queue_control(ControlBody::KeepAlive);
         }
     }
 
@@ -161,7 +161,7 @@ impl Connection {
                     // Answer the peer's first proof with ours: our own first one may have been
                     // lost, or (protection started mid-connection) reached it before it
                     // switched; either way it would hold its data until our next packet.
-                    self.control_out.push_back(ControlBody::KeepAlive);
+                    self.queue_control(ControlBody::KeepAlive);
                 }
                 true
             }

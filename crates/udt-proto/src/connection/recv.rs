@@ -95,6 +95,7 @@ impl Connection {
             self.establish(now, n);
         }
         self.stats.packets_received += 1;
+        self.rcv.newest_arrival = Some(now);
         self.cc.on_packet_received(
             now,
             &ReceivedInfo {
@@ -402,11 +403,15 @@ impl Connection {
             avail_buf_pkts: avail,
             rates,
         };
-        self.control_out.push_back(ControlBody::Ack(AckRepr {
-            number: self.rcv.ack_number,
-            ack,
-            details: Some(details),
-        }));
+        let stamp = self.report_stamp();
+        self.control_out.push_back((
+            ControlBody::Ack(AckRepr {
+                number: self.rcv.ack_number,
+                ack,
+                details: Some(details),
+            }),
+            stamp,
+        ));
         self.rcv.history.record(self.rcv.ack_number, ack, now);
         self.rcv.last_numbered_ack = Some(now);
         self.stats.acks_sent += 1;
@@ -417,7 +422,7 @@ impl Connection {
         if ack == self.rcv.last_ack2 {
             return;
         }
-        self.control_out.push_back(ControlBody::Ack(AckRepr {
+        self.queue_control(ControlBody::Ack(AckRepr {
             number: AckNumber::LIGHT,
             ack,
             details: None,
@@ -426,8 +431,9 @@ impl Connection {
     }
 
     fn send_nak(&mut self, ranges: Vec<SeqRange>) {
+        let stamp = self.report_stamp();
         self.control_out
-            .push_back(ControlBody::Nak(NakRepr { ranges }));
+            .push_back((ControlBody::Nak(NakRepr { ranges }), stamp));
         self.stats.naks_sent += 1;
     }
 

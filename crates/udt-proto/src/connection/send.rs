@@ -96,7 +96,7 @@ impl Connection {
             // Unsent packets of the message consumed their sequence numbers unsent.
             self.snd.curr_seq = skipped_last;
         }
-        self.control_out.push_back(ControlBody::DropRequest {
+        self.queue_control(ControlBody::DropRequest {
             msg: dropped.msg,
             first: dropped.first,
             last: dropped.last,

@@ -63,7 +63,7 @@ impl Connection {
         }
         if connector.take_resend(now) {
             let request = *connector.current_request().1;
-            self.control_out.push_back(ControlBody::Handshake(request));
+            self.queue_control(ControlBody::Handshake(request));
         }
         self.arm_handshake();
     }
@@ -153,7 +153,7 @@ impl Connection {
         // declare it lost after ~46 s (and a port-unreachable hint after its grace).
         let resending = !self.snd.buffer.is_empty() && self.retransmit_on_timeout(now);
         if !resending {
-            self.control_out.push_back(ControlBody::KeepAlive);
+            self.queue_control(ControlBody::KeepAlive);
             self.stats.keepalives_sent += 1;
         }
         self.exp_count += 1;

@@ -128,6 +128,8 @@ pub(crate) struct Rates {
     pub(crate) rtt: Duration,
     pub(crate) recv_rate_pkts: u32,
     pub(crate) bandwidth_pkts: u32,
+    /// The report's receiver stamp: absent (4.11), or any value a peer could put there.
+    pub(crate) receiver_time: Option<u32>,
 }
 
 /// Operations decoded from the rest of `input`, at most [`MAX_OPS`]. Decoding does not
@@ -186,6 +188,7 @@ fn rates(input: &mut Input<'_>) -> Rates {
         rtt: Duration::from_micros(u64::from(rtt_us.max(1))),
         recv_rate_pkts: input.upto(recv_max),
         bandwidth_pkts: input.upto(bw_max),
+        receiver_time: (small & 8 != 0).then(|| input.u32()),
     }
 }
 
@@ -287,6 +290,7 @@ impl Model {
             recv_rate_pkts: rates.recv_rate_pkts,
             bandwidth_pkts: rates.bandwidth_pkts,
             largest_sent: self.next.prev(),
+            receiver_time: rates.receiver_time,
         };
         cc.on_ack(self.now, &info);
     }
@@ -306,6 +310,7 @@ impl Model {
             rtt: rates.rtt,
             recv_rate_pkts: rates.recv_rate_pkts,
             bandwidth_pkts: rates.bandwidth_pkts,
+            receiver_time: rates.receiver_time,
         };
         cc.on_loss(self.now, &info);
     }

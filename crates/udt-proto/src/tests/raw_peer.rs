@@ -382,6 +382,64 @@ fn receiver_naks_a_gap_at_once_and_acks_when_the_gap_fills() {
     assert!(acks[0].details.is_some(), "a numbered ACK");
 }
 
+/// Deviation (report stamps): our ACKs and NAKs carry, in the header timestamp, when the
+/// newest data packet arrived (4.11 leaves it 0 on every control packet and never reads
+/// it), so a sender can time delivery on the receiver's clock; light ACKs and keep-alives
+/// stay 0, as 4.11's.
+#[test]
+fn reports_carry_the_newest_arrival_time() {
+    let (mut raw, isn) = Raw::client();
+    raw.drain();
+    let stamped = |raw: &mut Raw| -> Vec<(u32, ControlBody)> {
+        raw.drain()
+            .iter()
+            .filter_map(|d| match Packet::parse(d) {
+                Ok(Packet::Control(c)) => Some((c.timestamp.0, c.body)),
+                _ => None,
+            })
+            .collect()
+    };
+    // (Not at the connection's first instant, whose stamp 0 would read as none: it is sent
+    // as 1.)
+    raw.now += Duration::from_millis(5);
+    raw.feed_data(isn, 1456);
+    let first = stamped(&mut raw);
+    let ack = first
+        .iter()
+        .find_map(|(t, b)| matches!(b, ControlBody::Ack(a) if a.details.is_some()).then_some(*t))
+        .expect("a prompt numbered ACK");
+    assert_ne!(ack, 0);
+    // 700 µs later a packet arrives past a hole: the NAK carries its arrival.
+    raw.now += Duration::from_micros(700);
+    raw.feed_data(isn + 3u32, 1456);
+    let nak = stamped(&mut raw)
+        .iter()
+        .find_map(|(t, b)| matches!(b, ControlBody::Nak(_)).then_some(*t))
+        .expect("a NAK");
+    assert_eq!(nak.wrapping_sub(ack), 700);
+    // Nothing arrives after it: a report made later still carries that arrival.
+    raw.feed_data(isn + 1u32, 1456);
+    raw.now += Duration::from_micros(300);
+    raw.feed_data(isn + 2u32, 1456);
+    raw.advance(Duration::from_millis(20));
+    let later = stamped(&mut raw);
+    let numbered: Vec<_> = later
+        .iter()
+        .filter(|(_, b)| matches!(b, ControlBody::Ack(a) if a.details.is_some()))
+        .map(|(t, _)| *t)
+        .collect();
+    assert!(!numbered.is_empty(), "{later:?}");
+    assert!(
+        numbered.iter().all(|t| t.wrapping_sub(nak) == 300),
+        "{numbered:?}"
+    );
+    assert!(later
+        .iter()
+        .filter(|(_, b)| matches!(b, ControlBody::KeepAlive)
+            || matches!(b, ControlBody::Ack(a) if a.details.is_none()))
+        .all(|(t, _)| *t == 0));
+}
+
 /// Deviation (periodic NAK): the first hole, the one the ACK waits for, is reported again
 /// without back-off, within 300 ms (a sender's EXP floor) of its last report, so a sender
 /// stalled behind a lost retransmission hears from a receiver that has nothing else to say

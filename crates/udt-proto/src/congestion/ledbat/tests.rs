@@ -75,6 +75,7 @@ impl Script {
             recv_rate_pkts: 1000,
             bandwidth_pkts: 1000,
             largest_sent: self.next.prev(),
+            receiver_time: None,
         };
         self.cc.on_ack(self.now, &info);
     }
@@ -100,6 +101,7 @@ impl Script {
             rtt: BASE_RTT,
             recv_rate_pkts: 1000,
             bandwidth_pkts: 1000,
+            receiver_time: None,
         };
         self.cc.on_loss(self.now, &info);
     }

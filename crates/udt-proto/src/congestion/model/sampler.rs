@@ -14,7 +14,10 @@
 //! that span is `(delivered now − delivered then) / interval`, where the interval is the longer
 //! of the send span and the ACK span (so a burst of ACK progress after a hole is repaired cannot
 //! report more than the sending rate), and `now − sent` is an RTT sample (it includes up to
-//! one ACK period of delay at the receiver, which the min filter mostly removes).
+//! one ACK period of delay at the receiver, which the min filter mostly removes). The ACK
+//! span is timed between the receiver's arrival stamps on the two reports where it sends
+//! them (ours do, in the header timestamp; 4.11 sends 0): the spacing at which reports reach
+//! the sender also carries the receiver's read delays and the return path's.
 //!
 //! Markers are placed a fraction of an RTT (or of the gap between ACKs, when ACKs come further
 //! apart than a round trip) apart in a fixed ring, so every hook is O(1) amortised and nothing
@@ -54,6 +57,8 @@ struct Marker {
     delivered: u64,
     /// When `delivered` last grew, as of this packet's send time.
     delivered_time: Instant,
+    /// The receiver's stamp on the report that grew it, if it had one.
+    delivered_rtime: Option<u32>,
     /// Send time of the newest marker acknowledged when this one was sent.
     first_sent_time: Instant,
     /// Losses reported when this one was sent.
@@ -86,6 +91,9 @@ pub(super) struct Sampler {
     front: SeqNumber,
     delivered: u64,
     delivered_time: Instant,
+    /// The receiver's stamp on the last report that moved the front (see
+    /// [`Sampler::on_progress`]).
+    delivered_rtime: Option<u32>,
     first_sent_time: Instant,
     /// The last [`HISTORY`] states of delivery, a ring ending at `history_head`.
     history: [Delivered; HISTORY],
@@ -101,6 +109,7 @@ impl Sampler {
             sent_at: now,
             delivered: 0,
             delivered_time: now,
+            delivered_rtime: None,
             first_sent_time: now,
             lost: 0,
             limited: false,
@@ -113,6 +122,7 @@ impl Sampler {
             front: isn,
             delivered: 0,
             delivered_time: now,
+            delivered_rtime: None,
             first_sent_time: now,
             history: [Delivered {
                 at: now,
@@ -164,6 +174,7 @@ impl Sampler {
             sent_at: now,
             delivered: self.delivered,
             delivered_time: self.delivered_time,
+            delivered_rtime: self.delivered_rtime,
             first_sent_time: self.first_sent_time,
             lost,
             limited,
@@ -205,12 +216,18 @@ impl Sampler {
     /// At `now` the receiver is known to hold everything before `ack` (up to holes being
     /// repaired), and `lost` losses have been reported in all. Samples whose interval is
     /// shorter than `min_interval` are dropped (too short to average out ACK bunching).
+    ///
+    /// `rtime` is the report's receiver stamp (`AckInfo::receiver_time`): when it and the
+    /// one a marker remembers are both there, the ACK span is measured between them, on the
+    /// receiver's clock, rather than between the reports' arrivals here, which a receiver
+    /// reading late or a bunching return path moves closer together.
     pub(super) fn on_progress(
         &mut self,
         now: Instant,
         ack: SeqNumber,
         min_interval: Duration,
         lost: u64,
+        rtime: Option<u32>,
     ) -> AckSample {
         let mut sample = AckSample::default();
         let advance = self.front.offset_to(ack);
@@ -221,6 +238,7 @@ impl Sampler {
         self.front = ack;
         self.delivered += sample.newly_acked;
         self.delivered_time = now;
+        self.delivered_rtime = rtime;
         while self.len > 0 && self.markers[self.head].seq < ack {
             let m = self.markers[self.head];
             self.head = (self.head + 1) % MARKERS;
@@ -228,7 +246,9 @@ impl Sampler {
             self.first_sent_time = m.sent_at;
             let rtt = now - m.sent_at;
             sample.rtt = Some(sample.rtt.map_or(rtt, |r| r.min(rtt)));
-            let interval = (m.sent_at - m.first_sent_time).max(now - m.delivered_time);
+            let ack_span =
+                receiver_span(rtime, m.delivered_rtime).unwrap_or(now - m.delivered_time);
+            let interval = (m.sent_at - m.first_sent_time).max(ack_span);
             if interval.is_zero() || interval < min_interval {
                 continue;
             }
@@ -246,7 +266,7 @@ impl Sampler {
                 delivered,
                 ?interval,
                 send_span = ?(m.sent_at - m.first_sent_time),
-                ack_span = ?(now - m.delivered_time),
+                ?ack_span,
                 lost = lost.saturating_sub(m.lost),
                 beyond,
                 "model: delivery sample"
@@ -261,6 +281,14 @@ impl Sampler {
         self.record(lost);
         sample
     }
+}
+
+/// The time between two receiver stamps (`then` before `now`, wrapping), if both are there
+/// and in order: a later report stamped earlier (reordered, or a peer's nonsense) is no
+/// span.
+fn receiver_span(now: Option<u32>, then: Option<u32>) -> Option<Duration> {
+    let span = now?.wrapping_sub(then?);
+    (span < 1 << 31).then(|| Duration::from_micros(span.into()))
 }
 
 /// A running maximum over a window of rounds, kept as the best, second-best and third-best

@@ -42,7 +42,7 @@ fn sampler_measures_the_delivery_rate_and_rtt() {
         s.on_sent(now, isn + i, Duration::from_millis(5), 0, false);
         if i % 100 == 0 && i >= 500 {
             // Everything sent up to 50 ms ago has arrived.
-            let sample = s.on_progress(now, isn + (i - 500), Duration::from_millis(25), 0);
+            let sample = s.on_progress(now, isn + (i - 500), Duration::from_millis(25), 0, None);
             if let Some(r) = sample.rate_pkts {
                 best = best.max(r);
             }
@@ -60,6 +60,169 @@ fn sampler_measures_the_delivery_rate_and_rtt() {
     );
 }
 
+/// How reports reach the sender in [`best_rate_through`]: as sent, or held in pairs.
+#[derive(Clone, Copy, PartialEq)]
+enum Reports {
+    /// Each report reaches the sender 20 ms after the receiver made it.
+    Spaced,
+    /// Every other report leaves 3 ms late, as behind a receiver that leaves its socket
+    /// unread for a while (its hold) and answers what it read when it wakes.
+    Held,
+}
+
+/// The highest delivery rate the sampler reads while a sender probes at 12,500 pkt/s into a
+/// 10,000 pkt/s bottleneck (a queue builds); the receiver reports every 40 arrivals (4 ms),
+/// with its arrival stamp of the newest packet when `stamped`.
+fn best_rate_through(reports: Reports, stamped: bool) -> f64 {
+    const PKTS: u32 = 4_000;
+    let isn = SeqNumber::new(7);
+    let sent = |i: u32| Instant::from_micros(u64::from(i) * 80);
+    let mut arrived = Vec::with_capacity(PKTS as usize);
+    let mut last = 0u64;
+    for i in 0..PKTS {
+        last = (last + 100).max(sent(i).as_micros() + 20_000);
+        arrived.push(last);
+    }
+    // (time at the sender, front, receiver stamp)
+    let mut acks: Vec<(u64, u32, u32)> = Vec::new();
+    for (k, i) in (39..PKTS).step_by(40).enumerate() {
+        let made = arrived[i as usize];
+        let at = match reports {
+            Reports::Held if k % 2 == 0 => made + 3_000,
+            _ => made,
+        } + 20_000;
+        acks.push((at, i + 1, made as u32));
+    }
+    let mut s = Sampler::new(Instant::ZERO, isn);
+    let mut best = 0.0f64;
+    let mut next_ack = acks.iter().peekable();
+    for i in 0..PKTS {
+        while let Some(&&(at, front, stamp)) = next_ack.peek() {
+            if at > sent(i).as_micros() {
+                break;
+            }
+            next_ack.next();
+            let rtime = stamped.then_some(stamp);
+            let sample = s.on_progress(
+                Instant::from_micros(at),
+                isn + front,
+                Duration::from_millis(2),
+                0,
+                rtime,
+            );
+            best = best.max(sample.rate_pkts.unwrap_or(0.0));
+        }
+        s.on_sent(sent(i), isn + i, Duration::from_millis(1), 0, false);
+    }
+    best
+}
+
+/// Reports that reach the sender bunched make its ACK spans short and its samples high;
+/// the receiver's stamps on them give the spans back (the cause of a lone 1 Gbit/s × 20 ms
+/// flow's queue in session 39: the receiver's hold).
+#[test]
+fn receiver_stamps_undo_bunched_reports() {
+    let bunched = best_rate_through(Reports::Held, false);
+    let stamped = best_rate_through(Reports::Held, true);
+    assert!(
+        bunched > 10_300.0,
+        "bunched reports read {bunched} (stamped {stamped})"
+    );
+    assert!(stamped <= 10_100.0, "stamped reports read {stamped}");
+}
+
+/// The receiver's stamps give each span on the receiver's clock; where the reports arrive as
+/// the data did, that is what the sender's own spacing read. A stamp that is missing (4.11
+/// sends 0), wrapped or older than the one before it falls back to the sender's spacing.
+#[test]
+fn receiver_stamps_time_spans_on_the_receivers_clock() {
+    let plain = best_rate_through(Reports::Spaced, false);
+    assert!(
+        (9_000.0..=10_100.0).contains(&plain),
+        "spaced reports read {plain}"
+    );
+    assert_eq!(best_rate_through(Reports::Spaced, true), plain);
+
+    let isn = SeqNumber::new(7);
+    let read = |rtimes: [Option<u32>; 2]| {
+        let mut s = Sampler::new(Instant::ZERO, isn);
+        s.on_progress(
+            Instant::from_micros(1_000),
+            isn + 1,
+            Duration::ZERO,
+            0,
+            rtimes[0],
+        );
+        s.on_sent(
+            Instant::from_micros(2_000),
+            isn + 100,
+            Duration::ZERO,
+            0,
+            false,
+        );
+        // 100 packets acknowledged 10 ms after the report before them (sent over 2 ms).
+        s.on_progress(
+            Instant::from_micros(11_000),
+            isn + 101,
+            Duration::ZERO,
+            0,
+            rtimes[1],
+        )
+        .rate_pkts
+        .unwrap()
+    };
+    let plain = read([None, None]);
+    assert!((plain - 10_000.0).abs() < 1.0, "{plain}");
+    let stretched = read([Some(5_000), Some(25_000)]);
+    assert!((stretched - 5_000.0).abs() < 1.0, "{stretched}");
+    let wrapped = read([Some(u32::MAX - 4_999), Some(15_000)]);
+    assert!((wrapped - 5_000.0).abs() < 1.0, "{wrapped}");
+    // A burst at the receiver shortens the span, down to the sender's own 2 ms.
+    let burst = read([Some(5_000), Some(5_500)]);
+    assert!((burst - 50_000.0).abs() < 1.0, "{burst}");
+    assert_eq!(
+        read([Some(6_000), Some(5_000)]),
+        plain,
+        "out of order: no span"
+    );
+    assert_eq!(read([Some(5_000), None]), plain, "4.11's zero");
+}
+
+/// Start-up leaves the receiver's stamps aside: a token bucket's burst, which they show at
+/// line rate, must not set the estimate the start-up doubles from. Afterwards the
+/// receiver's span stands alone.
+#[test]
+fn start_up_leaves_the_stamps_aside() {
+    // 100 packets acknowledged 10 ms after the report before them; the receiver stamps
+    // the two reports `receiver_ms` apart.
+    let estimate = |filled: bool, receiver_ms: u32| {
+        let mut model = ModelBased {
+            filled,
+            min_rtt: Some(Duration::from_micros(100)),
+            ..ModelBased::default()
+        };
+        let isn = model.sampler.front();
+        let t = Instant::from_micros;
+        model.absorb(t(1_000), isn + 1, 0, Some(5_000));
+        model
+            .sampler
+            .on_sent(t(2_000), isn + 100, Duration::ZERO, 0, false);
+        model.absorb(t(11_000), isn + 101, 0, Some(5_000 + receiver_ms * 1_000));
+        model.bw.max()
+    };
+    let near = |got: f64, want: f64| (got - want).abs() < 1.0;
+    assert!(near(estimate(false, 1), 10_000.0), "burst in start-up");
+    assert!(
+        near(estimate(false, 20), 10_000.0),
+        "held reports in start-up"
+    );
+    assert!(near(estimate(true, 1), 50_000.0), "burst after start-up");
+    assert!(
+        near(estimate(true, 20), 5_000.0),
+        "held reports after start-up"
+    );
+}
+
 fn ack(seq: SeqNumber, largest_sent: SeqNumber, rtt_ms: u64) -> AckInfo {
     AckInfo {
         ack: seq,
@@ -67,6 +230,7 @@ fn ack(seq: SeqNumber, largest_sent: SeqNumber, rtt_ms: u64) -> AckInfo {
         recv_rate_pkts: 0,
         bandwidth_pkts: 0,
         largest_sent,
+        receiver_time: None,
     }
 }
 
@@ -235,6 +399,7 @@ fn loss_info(ranges: &[LossRange], largest_sent: u32) -> LossInfo<'_> {
         rtt: Duration::from_millis(50),
         recv_rate_pkts: 0,
         bandwidth_pkts: 0,
+        receiver_time: None,
     }
 }
 
@@ -405,19 +570,19 @@ fn arrival_cap_remembers_the_highest_report_of_two_rounds() {
     };
     let now = Instant::ZERO;
     let isn = model.sampler.front();
-    model.absorb(now, isn, 5_000);
-    model.absorb(now, isn, 2_000);
+    model.absorb(now, isn, 5_000, None);
+    model.absorb(now, isn, 2_000, None);
     let capped = model.cap_by_arrival_rate(9_000.0);
     assert!((capped - 5_500.0).abs() < 1e-6, "capped {capped}");
     model.end_round(now);
-    model.absorb(now, isn, 2_000);
+    model.absorb(now, isn, 2_000, None);
     let capped = model.cap_by_arrival_rate(9_000.0);
     assert!(
         (capped - 5_500.0).abs() < 1e-6,
         "previous round still counts: {capped}"
     );
     model.end_round(now);
-    model.absorb(now, isn, 2_000);
+    model.absorb(now, isn, 2_000, None);
     let capped = model.cap_by_arrival_rate(9_000.0);
     assert!(
         (capped - 2_200.0).abs() < 1e-6,
@@ -440,10 +605,10 @@ fn arrival_cap_lapses_while_the_reports_are_stale() {
     };
     let now = Instant::ZERO;
     let isn = model.sampler.front();
-    model.absorb(now, isn, 800);
+    model.absorb(now, isn, 800, None);
     for _ in 0..STALE_ARRIVAL_ROUNDS {
         model.end_round(now);
-        model.absorb(now, isn, 800);
+        model.absorb(now, isn, 800, None);
     }
     let capped = model.cap_by_arrival_rate(1_000.0);
     assert!(
@@ -451,12 +616,12 @@ fn arrival_cap_lapses_while_the_reports_are_stale() {
         "still fresh enough: {capped}"
     );
     model.end_round(now);
-    model.absorb(now, isn, 800);
+    model.absorb(now, isn, 800, None);
     // Stale: held only to what a 1.25 probe can show over the estimate.
     model.bw.reset(model.round, 900.0);
     assert_eq!(model.cap_by_arrival_rate(1_000.0), 1_000.0, "stale");
     assert_eq!(model.cap_by_arrival_rate(2_000.0), 1_125.0, "stale");
-    model.absorb(now, isn, 810);
+    model.absorb(now, isn, 810, None);
     let capped = model.cap_by_arrival_rate(1_000.0);
     assert!(
         (capped - 891.0).abs() < 1e-6,
@@ -480,7 +645,7 @@ fn a_lagging_arrival_report_neither_caps_nor_bounds_a_back_off() {
     let mut smoothed = 16_u32;
     for _ in 0..3 {
         smoothed = (7 * smoothed + 16_000) / 8;
-        model.absorb(now, isn, smoothed);
+        model.absorb(now, isn, smoothed, None);
     }
     assert_eq!(model.cap_by_arrival_rate(20_000.0), 20_000.0);
     model.bw.reset(model.round, 20_000.0);
@@ -492,7 +657,7 @@ fn a_lagging_arrival_report_neither_caps_nor_bounds_a_back_off() {
     );
     while model.arrival_reports < ARRIVAL_SETTLE_REPORTS {
         smoothed = (7 * smoothed + 16_000) / 8;
-        model.absorb(now, isn, smoothed);
+        model.absorb(now, isn, smoothed, None);
     }
     let cap = f64::from(smoothed) * ARRIVAL_SLACK;
     assert!((model.cap_by_arrival_rate(20_000.0) - cap).abs() < 1e-6);
@@ -620,6 +785,7 @@ proptest! {
                             recv_rate_pkts: recv,
                             bandwidth_pkts: recv,
                             largest_sent: next.prev(),
+                            receiver_time: None,
                         };
                         model.on_ack(now, &info);
                     }
@@ -635,6 +801,7 @@ proptest! {
                         rtt: Duration::from_micros(rtt_us),
                         recv_rate_pkts: 0,
                         bandwidth_pkts: 0,
+                        receiver_time: None,
                     };
                     model.on_loss(now, &info);
                 },

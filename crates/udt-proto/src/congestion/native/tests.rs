@@ -46,6 +46,7 @@ fn ack(native: &mut Native, micros: u64, ack: u32, recv_rate_pkts: u32, bandwidt
         recv_rate_pkts,
         bandwidth_pkts,
         largest_sent: seq(ack + 100),
+        receiver_time: None,
     };
     native.on_ack(at(micros), &info);
 }
@@ -62,6 +63,7 @@ fn nak(native: &mut Native, micros: u64, first_lost: u32, largest_sent: u32, rec
         rtt: Duration::from_micros(RTT_US),
         recv_rate_pkts: recv_rate,
         bandwidth_pkts: 1,
+        receiver_time: None,
     };
     native.on_loss(at(micros), &info);
 }
