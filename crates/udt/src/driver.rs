@@ -370,7 +370,9 @@ impl Driver {
     /// NAK at the receiver, a wider window at the sender), by at most a quarter of the
     /// smallest RTT among the connections driven, and `MAX_HOLD`, so short paths (a
     /// loopback) are not held at all. A single datagram (a handshake, a ping, a lone ACK) is
-    /// never held for.
+    /// never held for, nor a port with a connection in its first seconds of receiving
+    /// (`Connection::reads_may_wait`: its peer's start-up times delivery by our ACKs'
+    /// spacing, which a hold bunches).
     ///
     /// Only after a read that emptied the socket: a port that stopped at
     /// `MAX_RECV_BATCHES` has a backlog, and holding then let it fall further behind at every
@@ -383,7 +385,8 @@ impl Driver {
 }
 
 /// See [`Driver::hold`]: `drained`, whether the last read emptied the socket; `received`,
-/// the datagrams it read; `rtt_floor`, the smallest smoothed RTT among the connections.
+/// the datagrams it read; `rtt_floor`, the smallest smoothed RTT among the connections (zero
+/// for one whose reads may not wait).
 fn hold_for(drained: bool, received: usize, rtt_floor: Duration) -> Option<Duration> {
     let hold = MAX_HOLD.min(rtt_floor / HOLD_RTT_DIVISOR);
     (drained && received > 1 && hold >= MIN_SLEEP).then_some(hold)
@@ -447,7 +450,12 @@ impl Output {
         if let Some(n) = sink.lent {
             st.lent_before = Some(n);
         }
-        self.rtt_floor = self.rtt_floor.min(st.conn.smoothed_rtt());
+        let floor = if st.conn.reads_may_wait() {
+            st.conn.smoothed_rtt()
+        } else {
+            Duration::ZERO
+        };
+        self.rtt_floor = self.rtt_floor.min(floor);
         if driven.events {
             let waiters = st.has_waiters();
             match self.wake.last_mut() {

@@ -66,6 +66,12 @@ const GSO_SETTLED_MAX_PROMPT_ACK_PKTS: u32 = 128;
 /// window below the path's BDP (855 against 951 Mbit/s); start-up and that verdict are over
 /// well within this on such paths.
 const GSO_ACK_SETTLE: Duration = Duration::from_secs(3);
+/// How many round trips of data a receiver's reads are not held for (see
+/// `Connection::reads_may_wait`): a start-up from 10 packets to a 1 Gbit/s × 20 ms path's
+/// BDP takes about ten. Unheld for 3 s instead, a 45 Mbit/s flow behind `tbf` cost 9-15%
+/// more CPU over 10 s, and for 32 RTTs 9% (its ACK2s wait in the shaper's queue, so the
+/// receiver's RTT reads 20-35 ms there).
+const HOLD_SETTLE_RTTS: u32 = 16;
 const PROMPT_ACK_MIN_SPEED: u32 = 1_600;
 /// …and at least RTT / this apart, so the 1024 ACK numbers in flight cover 16 RTTs.
 const ACK_GAP_RTT_DIVISOR: u32 = 64;
@@ -254,6 +260,23 @@ impl Connection {
         }
         let half_in_flight = f64::from(speed) * self.rtt.rtt().as_secs_f64() / 2.0;
         (half_in_flight as u32).clamp(GSO_PROMPT_ACK_PKTS, self.gso_max_prompt_ack_pkts())
+    }
+
+    /// Whether a runtime may leave this connection's arrivals unread for a while to save
+    /// wake-ups (the threaded runtime's hold: up to a quarter of the RTT and 4 ms): not
+    /// until data has flowed for [`HOLD_SETTLE_RTTS`] smoothed RTTs, at most
+    /// [`GSO_ACK_SETTLE`], timed by the latest arrival. The ACKs that fall due during a hold
+    /// leave together at its end, and a `model` sender's start-up times delivery by the
+    /// spacing at which ACKs reach it (after start-up it uses the stamps on them): alone at
+    /// 1 Gbit/s × 20 ms, held ACKs read its estimate 1.5-8.7% over the link, and the queue
+    /// that built while it waited for the verdict on its drain was taken for a competitor's
+    /// (BENCHMARKS.md, session 39).
+    pub fn reads_may_wait(&self) -> bool {
+        let settle = (self.rtt.rtt() * HOLD_SETTLE_RTTS).min(GSO_ACK_SETTLE);
+        self.rcv
+            .first_data_at
+            .zip(self.rcv.last_data_at)
+            .is_none_or(|(first, last)| last - first >= settle)
     }
 
     /// [`GSO_MAX_PROMPT_ACK_PKTS`], or [`GSO_SETTLED_MAX_PROMPT_ACK_PKTS`] once data has

@@ -440,6 +440,24 @@ fn reports_carry_the_newest_arrival_time() {
         .all(|(t, _)| *t == 0));
 }
 
+/// A runtime may hold a connection's reads (and so its ACKs) only once data has flowed for
+/// 16 smoothed RTTs, at most 3 s (the initial 100 ms RTT gives 1.6 s here): a `model`
+/// sender's start-up times delivery by the ACKs' spacing. A sender, which receives no data,
+/// may be held from the start.
+#[test]
+fn reads_may_wait_once_data_has_flowed_for_a_while() {
+    let (mut raw, isn) = Raw::client();
+    assert!(raw.conn.reads_may_wait(), "no data yet");
+    for i in 0..16u32 {
+        raw.feed_data(isn + i, 1456);
+        assert!(!raw.conn.reads_may_wait(), "{} ms of data", i * 100);
+        raw.now += Duration::from_millis(100);
+        raw.drain();
+    }
+    raw.feed_data(isn + 16u32, 1456);
+    assert!(raw.conn.reads_may_wait(), "1.6 s of data");
+}
+
 /// Deviation (periodic NAK): the first hole, the one the ACK waits for, is reported again
 /// without back-off, within 300 ms (a sender's EXP floor) of its last report, so a sender
 /// stalled behind a lost retransmission hears from a receiver that has nothing else to say
