@@ -264,8 +264,8 @@ impl Connection {
 
     /// Whether a runtime may leave this connection's arrivals unread for a while to save
     /// wake-ups (the threaded runtime's hold: up to a quarter of the RTT and 4 ms): not
-    /// until data has flowed for [`HOLD_SETTLE_RTTS`] smoothed RTTs, at most
-    /// [`GSO_ACK_SETTLE`], timed by the latest arrival. The ACKs that fall due during a hold
+    /// until data has flowed for 16 smoothed RTTs (`HOLD_SETTLE_RTTS`), at most 3 s
+    /// (`GSO_ACK_SETTLE`), timed by the latest arrival. The ACKs that fall due during a hold
     /// leave together at its end, and a `model` sender's start-up times delivery by the
     /// spacing at which ACKs reach it (after start-up it uses the stamps on them): alone at
     /// 1 Gbit/s × 20 ms, held ACKs read its estimate 1.5-8.7% over the link, and the queue
