@@ -174,8 +174,6 @@ struct RecvState {
     history: AckHistory,
     /// When the last 24-byte ACK went out.
     last_full_ack: Option<Instant>,
-    /// When the newest data packet arrived (the kernel's stamp, when the runtime has it).
-    newest_arrival: Option<Instant>,
     /// When the last numbered (16- or 24-byte) ACK went out: prompt ACKs keep a gap from it.
     last_numbered_ack: Option<Instant>,
     /// When the periodic NAK next looks at every range (see `Connection::nak_timer`).
@@ -185,7 +183,8 @@ struct RecvState {
     light_ack_count: u32,
     arrival: ArrivalSpeed,
     capacity: LinkCapacity,
-    /// When the last data packet arrived (buffer autotuning's idle rule).
+    /// When the last data packet arrived, by the kernel's stamp when the runtime has it
+    /// (buffer autotuning's idle rule, the stamp on our reports).
     last_data_at: Option<Instant>,
     /// When the first data packet arrived (prompt ACKs to a GSO peer space out once the flow
     /// has settled: see `Connection::gso_max_prompt_ack_pkts`).
@@ -312,7 +311,6 @@ impl Connection {
                 window_update_due: false,
                 history: AckHistory::default(),
                 last_full_ack: None,
-                newest_arrival: None,
                 last_numbered_ack: None,
                 nak_round: None,
                 pkts_since_ack: 0,
@@ -946,7 +944,7 @@ impl Connection {
     /// the lab its estimate rose to 1.5-8.7% above the link, then built a queue it took for a
     /// competitor's). 4.11 sends 0 here and never reads it.
     fn report_stamp(&self) -> Timestamp {
-        self.rcv.newest_arrival.map_or(Timestamp(0), |at| {
+        self.rcv.last_data_at.map_or(Timestamp(0), |at| {
             Timestamp(self.data_timestamp(at).0.max(1))
         })
     }

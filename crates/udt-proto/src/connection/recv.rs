@@ -101,7 +101,6 @@ impl Connection {
             self.establish(now, n);
         }
         self.stats.packets_received += 1;
-        self.rcv.newest_arrival = Some(now);
         self.cc.on_packet_received(
             now,
             &ReceivedInfo {
