@@ -935,6 +935,12 @@ impl Connection {
         self.control_out.push_back((body, Timestamp(0)));
     }
 
+    /// Queue a numbered ACK or a NAK, stamped with [`Connection::report_stamp`].
+    fn queue_report(&mut self, body: ControlBody) {
+        let stamp = self.report_stamp();
+        self.control_out.push_back((body, stamp));
+    }
+
     /// The header timestamp of an ACK or NAK: when the newest data packet it reports on
     /// arrived, in microseconds of this side's clock (never 0, which means "none"). A
     /// sender that reads it measures the receiver's delivery spans with it instead of the

@@ -272,18 +272,20 @@ impl Connection {
     /// (BENCHMARKS.md, session 39).
     pub fn reads_may_wait(&self) -> bool {
         let settle = (self.rtt.rtt() * HOLD_SETTLE_RTTS).min(GSO_ACK_SETTLE);
-        self.rcv
-            .first_data_at
-            .zip(self.rcv.last_data_at)
-            .is_none_or(|(first, last)| last - first >= settle)
+        self.data_span().is_none_or(|span| span >= settle)
+    }
+
+    /// How long data has flowed: from the first arrival to the latest (`None` before any).
+    fn data_span(&self) -> Option<Duration> {
+        let (first, last) = self.rcv.first_data_at.zip(self.rcv.last_data_at)?;
+        Some(last - first)
     }
 
     /// [`GSO_MAX_PROMPT_ACK_PKTS`], or [`GSO_SETTLED_MAX_PROMPT_ACK_PKTS`] once data has
     /// flowed for [`GSO_ACK_SETTLE`] (timed by the latest arrival: prompt ACKs are decided
     /// on arrivals).
     fn gso_max_prompt_ack_pkts(&self) -> u32 {
-        let data_span = self.rcv.first_data_at.zip(self.rcv.last_data_at);
-        if data_span.is_some_and(|(first, last)| last - first >= GSO_ACK_SETTLE) {
+        if self.data_span().is_some_and(|span| span >= GSO_ACK_SETTLE) {
             GSO_SETTLED_MAX_PROMPT_ACK_PKTS
         } else {
             GSO_MAX_PROMPT_ACK_PKTS
@@ -425,15 +427,11 @@ impl Connection {
             avail_buf_pkts: avail,
             rates,
         };
-        let stamp = self.report_stamp();
-        self.control_out.push_back((
-            ControlBody::Ack(AckRepr {
-                number: self.rcv.ack_number,
-                ack,
-                details: Some(details),
-            }),
-            stamp,
-        ));
+        self.queue_report(ControlBody::Ack(AckRepr {
+            number: self.rcv.ack_number,
+            ack,
+            details: Some(details),
+        }));
         self.rcv.history.record(self.rcv.ack_number, ack, now);
         self.rcv.last_numbered_ack = Some(now);
         self.stats.acks_sent += 1;
@@ -453,9 +451,7 @@ impl Connection {
     }
 
     fn send_nak(&mut self, ranges: Vec<SeqRange>) {
-        let stamp = self.report_stamp();
-        self.control_out
-            .push_back((ControlBody::Nak(NakRepr { ranges }), stamp));
+        self.queue_report(ControlBody::Nak(NakRepr { ranges }));
         self.stats.naks_sent += 1;
     }
 
