@@ -20,11 +20,41 @@ use crate::congestion::{ControllerFactory, CubicFactory, ModelFactory};
 use crate::connection::State;
 use crate::seq::SocketId;
 
-/// The bottleneck: 100 Mbit/s of datagram bytes, 40 ms base RTT, a drop-tail queue of one
-/// BDP. Small enough that a run of 40 virtual seconds with 11 flows costs a second or two of
-/// CPU, large enough (333 packets a BDP) that CUBIC's cubic region matters.
+/// The bottleneck of most scenarios: 100 Mbit/s of datagram bytes, 40 ms base RTT, a
+/// drop-tail queue of one BDP. Small enough that a run of 40 virtual seconds with 11 flows
+/// costs a second or two of CPU, large enough (333 packets a BDP) that CUBIC's cubic region
+/// matters.
 const LINK_BPS: u64 = 100_000_000;
 const RTT: Duration = Duration::from_millis(40);
+
+/// A shared bottleneck: its rate (datagram bytes), the flows' base RTT, and its drop-tail
+/// queue.
+#[derive(Clone, Copy, Debug)]
+struct Bottleneck {
+    bps: u64,
+    rtt: Duration,
+    queue_bytes: usize,
+}
+
+impl Bottleneck {
+    /// [`LINK_BPS`], [`RTT`], a queue of one BDP.
+    fn wan() -> Self {
+        Self {
+            bps: LINK_BPS,
+            rtt: RTT,
+            queue_bytes: LinkConfig::bdp_bytes(LINK_BPS, RTT),
+        }
+    }
+
+    /// A LAN: 1 Gbit/s, 0.1 ms, a queue of 64 full packets (the lab's smallest, 0.77 ms).
+    fn lan() -> Self {
+        Self {
+            bps: 1_000_000_000,
+            rtt: Duration::from_micros(100),
+            queue_bytes: 64 * 1500,
+        }
+    }
+}
 /// Runs last this long; shares are measured from [`MEASURE_FROM`] on, after start-up.
 const SECONDS: u64 = 40;
 const MEASURE_FROM: u64 = 10;
@@ -72,12 +102,11 @@ fn bulk_config(cc: &Arc<dyn ControllerFactory>) -> ConnectionConfig {
 
 /// The shared bottleneck and each flow's nodes; every server listens, no client has
 /// connected yet (see [`connect_due`]).
-fn build(sim: &mut Sim, flows: &[Flow], seed: u64) -> (usize, Vec<Ends>) {
-    let queue = LinkConfig::bdp_bytes(LINK_BPS, RTT);
+fn build(sim: &mut Sim, flows: &[Flow], seed: u64, link: Bottleneck) -> (usize, Vec<Ends>) {
     let shared = sim.add_link(
         LinkConfig::new()
-            .rate_bps(LINK_BPS)
-            .queue_bytes(queue)
+            .rate_bps(link.bps)
+            .queue_bytes(link.queue_bytes)
             .loss(LossModel::bernoulli(0.0)),
         seed,
     );
@@ -123,11 +152,11 @@ fn pump(sim: &mut Sim, ends: &mut [Ends], chunk: &[u8], rbuf: &mut [u8], got: &m
     }
 }
 
-/// Run `flows` for [`SECONDS`]; returns each flow's goodput over
+/// Run `flows` through `link` for [`SECONDS`]; returns each flow's goodput over
 /// [`MEASURE_FROM`]..[`SECONDS`], bits per second.
-fn run(flows: &[Flow], seed: u64) -> Vec<f64> {
+fn run(flows: &[Flow], seed: u64, link: Bottleneck) -> Vec<f64> {
     let mut sim = Sim::new();
-    let (shared, mut ends) = build(&mut sim, flows, seed);
+    let (shared, mut ends) = build(&mut sim, flows, seed, link);
     let chunk = vec![0u8; 64 * 1024];
     let mut rbuf = vec![0u8; 1 << 20];
     let mut got = vec![0u64; flows.len()];
@@ -145,7 +174,7 @@ fn run(flows: &[Flow], seed: u64) -> Vec<f64> {
         if sim.now >= next_tick {
             next_tick += Duration::from_millis(100);
             if trace {
-                let queue = sim.queued_bytes(shared) as f64 * 8.0 / LINK_BPS as f64;
+                let queue = sim.queued_bytes(shared) as f64 * 8.0 / link.bps as f64;
                 println!("queue {:.1} ms", queue * 1e3);
                 trace_flows(sim, &ends, start, &got);
             }
@@ -227,12 +256,12 @@ fn kernel_like_cubic() -> Arc<dyn ControllerFactory> {
     Arc::new(f)
 }
 
-/// `n` cubic flows of a kind.
-fn competitors(n: usize, kind: Competitors) -> Vec<Flow> {
+/// `n` cubic flows of a kind, with base RTT `rtt`.
+fn competitors(n: usize, kind: Competitors, rtt: Duration) -> Vec<Flow> {
     (0..n)
         .map(|i| match kind {
-            Competitors::Paced => flow(cubic(), RTT),
-            Competitors::LossBlind => flow(loss_blind(), RTT),
+            Competitors::Paced => flow(cubic(), rtt),
+            Competitors::LossBlind => flow(loss_blind(), rtt),
             Competitors::KernelLike => {
                 let spread = if n > 1 {
                     i as f64 / (n - 1) as f64
@@ -241,7 +270,7 @@ fn competitors(n: usize, kind: Competitors) -> Vec<Flow> {
                 };
                 Flow {
                     start: Duration::from_millis(200) * i as u32,
-                    ..flow(kernel_like_cubic(), RTT.mul_f64(0.8 + 0.4 * spread))
+                    ..flow(kernel_like_cubic(), rtt.mul_f64(0.8 + 0.4 * spread))
                 }
             }
         })
@@ -249,12 +278,13 @@ fn competitors(n: usize, kind: Competitors) -> Vec<Flow> {
 }
 
 /// A friendliness scenario: the flow under test beside `n` cubic flows of a kind,
-/// starting `late` after the first of them.
+/// starting `late` after the first of them, all through `link`.
 #[derive(Clone, Copy, Debug)]
 struct Scenario {
     n: usize,
     kind: Competitors,
     late: Duration,
+    link: Bottleneck,
 }
 
 impl Scenario {
@@ -262,9 +292,9 @@ impl Scenario {
     fn flows(&self, under_test: &Arc<dyn ControllerFactory>) -> Vec<Flow> {
         let mut flows = vec![Flow {
             start: self.late,
-            ..flow(under_test.clone(), RTT)
+            ..flow(under_test.clone(), self.link.rtt)
         }];
-        flows.extend(competitors(self.n, self.kind));
+        flows.extend(competitors(self.n, self.kind, self.link.rtt));
         flows
     }
 
@@ -276,8 +306,8 @@ impl Scenario {
             Competitors::KernelLike => kernel_like_cubic(),
             Competitors::LossBlind => loss_blind(),
         };
-        let alone = run(&self.flows(&stand_in), seed);
-        let mixed = run(&self.flows(under_test), seed);
+        let alone = run(&self.flows(&stand_in), seed, self.link);
+        let mixed = run(&self.flows(under_test), seed, self.link);
         let n = self.n as f64;
         let total: f64 = mixed.iter().sum();
         let tcp_beside: f64 = mixed[1..].iter().sum();
@@ -287,7 +317,7 @@ impl Scenario {
             share: mixed[0] / (total / (n + 1.0)),
             stand_in_share: alone[0] / (alone_total / (n + 1.0)),
             tcp_kept: tcp_beside / tcp_alone,
-            utilisation: total / LINK_BPS as f64,
+            utilisation: total / self.link.bps as f64,
         }
     }
 }
@@ -297,13 +327,14 @@ fn beside_cubic(under_test: &Arc<dyn ControllerFactory>, n: usize, seed: u64) ->
         n,
         kind: Competitors::Paced,
         late: Duration::ZERO,
+        link: Bottleneck::wan(),
     };
     s.friendliness(under_test, seed)
 }
 
 fn print(name: &str, n: usize, f: &Friendliness) {
     println!(
-        "{name} beside {n:>2} cubic, 100 Mbit/s 40 ms, BDP queue: {:.2} x an equal share \
+        "{name} beside {n:>2} cubic: {:.2} x an equal share \
          (a cubic flow in its place {:.2}), cubic keeps {:.2}, utilisation {:.1}%",
         f.share,
         f.stand_in_share,
@@ -327,6 +358,29 @@ fn model_is_fair_to_cubic_where_the_loss_is_congestion() {
         let f = over_seeds("model", n, |seed| beside_cubic(&model(), n, seed));
         assert_fair(n, &f, 1.0, 0.8);
     }
+}
+
+/// Issue 12 on a LAN ([`Bottleneck::lan`]): one model flow beside 4 cubic flows. Its 64-packet
+/// queue holds 0.77 ms, below what the competition detector takes for a full queue, so the
+/// model's own back-offs must do (see `SHORT_PATH_BACKOFF_RTTS` in `congestion/model.rs`):
+/// with one per 200 ms it took 3.95-4.20 times an equal share here (a cubic flow in its place
+/// 0.94-1.08), and 3-4 times beside kernel CUBIC in the lab. Three seeds, not five: each run
+/// moves 1 Gbit/s for 40 virtual seconds.
+#[test]
+fn model_is_fair_to_cubic_on_a_lan() {
+    let s = Scenario {
+        n: 4,
+        kind: Competitors::Paced,
+        late: Duration::ZERO,
+        link: Bottleneck::lan(),
+    };
+    let runs: Vec<_> = (1..=3).map(|seed| s.friendliness(&model(), seed)).collect();
+    for f in &runs {
+        print("model on a LAN", s.n, f);
+    }
+    let f = median_friendliness(&runs);
+    print("model on a LAN (median)", s.n, &f);
+    assert_fair(s.n, &f, f.stand_in_share, 0.8);
 }
 
 /// Run `scenario` with every seed of [`SEEDS`], print each run as `name` with `n` flows, and
@@ -426,6 +480,7 @@ fn model_is_fair_to_cubic_when_it_starts_after_them() {
             n,
             kind: Competitors::Paced,
             late: LATE,
+            link: Bottleneck::wan(),
         })
         .collect();
     // Beside one cubic flow the latecomer is timid: it competes from what it has in flight
@@ -446,6 +501,7 @@ fn model_is_fair_to_kernel_like_cubic() {
             n,
             kind: Competitors::KernelLike,
             late: if late { LATE } else { Duration::ZERO },
+            link: Bottleneck::wan(),
         })
         .collect();
     model_in("model (kernel-like)", &scenarios, 0.8);
@@ -467,6 +523,7 @@ fn model_holds_its_share_beside_flows_that_ignore_loss() {
             n,
             kind: Competitors::LossBlind,
             late: Duration::ZERO,
+            link: Bottleneck::wan(),
         };
         let runs: Vec<_> = SEEDS.map(|seed| s.friendliness(&model(), seed)).collect();
         let f = median_friendliness(&runs);
