@@ -55,6 +55,7 @@ impl Bottleneck {
         }
     }
 }
+
 /// Runs last this long; shares are measured from [`MEASURE_FROM`] on, after start-up.
 const SECONDS: u64 = 40;
 const MEASURE_FROM: u64 = 10;
