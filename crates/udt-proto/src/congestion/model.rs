@@ -86,7 +86,7 @@
 //! back-offs must yield: there they may come every 4 round trips instead of every 200 ms,
 //! cut to no less than 0.95 of the delivery rate over the last 16 ACKs (alone, that rate is
 //! the link's), and delivery samples may exceed that rate by at most 10% (see
-//! [`SHORT_PATH_BACKOFF_RTTS`]).
+//! `SHORT_PATH_BACKOFF_RTTS`).
 //!
 //! Everything is O(1) per hook apart from `on_loss`, which is linear in the NAK's ranges.
 //! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
