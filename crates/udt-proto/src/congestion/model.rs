@@ -1398,7 +1398,7 @@ impl ModelBased {
         }
         let ceiling = self.ceiling.map_or(f64::INFINITY, |(rate, _)| rate);
         if let Some(rate) = sample.rate_pkts.filter(|r| r.is_finite()) {
-            let rate = self.cap_by_arrival_rate(rate).min(ceiling);
+            let rate = self.cap_sample(rate, ceiling);
             // While a queue test runs, samples may not lift the rate it set.
             if self.queue_test.is_none() {
                 self.bw.update(self.round, rate);
@@ -1407,7 +1407,7 @@ impl ModelBased {
         // Probe RTT's own low rate says nothing about the path: with the RTT far below UDT's
         // 10 ms ACK period, its 200 ms span more rounds than the filter remembers.
         if let Some(rate) = sample.limited_rate_pkts.filter(|r| r.is_finite()) {
-            let rate = self.cap_by_arrival_rate(rate).min(ceiling);
+            let rate = self.cap_sample(rate, ceiling);
             if rate >= self.bw.max() && self.queue_test.is_none() {
                 self.bw.update(self.round, rate);
             }
@@ -1460,7 +1460,7 @@ impl ModelBased {
     /// receiver reports nothing new) the cap is the probe gain over the estimate instead: a
     /// stale value held a simulated flow near 1,000 pkt/s on an 85,000 pkt/s link for 20 s.
     fn cap_by_arrival_rate(&self, rate: f64) -> f64 {
-        let rate = self.cap_on_short_path(rate.min(MAX_BW_PKTS));
+        let rate = rate.min(MAX_BW_PKTS);
         if !self.filled || !self.arrival_settled() {
             return rate;
         }
@@ -1479,15 +1479,23 @@ impl ModelBased {
         rate.min(cap)
     }
 
+    /// A delivery sample as the bandwidth filter takes it: held to the receiver's arrival
+    /// reports, on a short path to the recent delivery rate, and to `ceiling` (what a queue
+    /// test measured, while it holds).
+    fn cap_sample(&self, rate: f64, ceiling: f64) -> f64 {
+        self.cap_on_short_path(self.cap_by_arrival_rate(rate))
+            .min(ceiling)
+    }
+
     /// Once the pipe is full, on a short path, a delivery sample may exceed the delivery rate
     /// over the sampler's last 16 ACKs by at most [`SHORT_PATH_SAMPLE_SLACK`].
     fn cap_on_short_path(&self, rate: f64) -> f64 {
-        match self.sampler.recent_rate() {
-            Some(recent) if self.filled && self.short_path() => {
-                rate.min(recent * SHORT_PATH_SAMPLE_SLACK)
-            }
-            _ => rate,
+        if !self.filled || !self.short_path() {
+            return rate;
         }
+        self.sampler
+            .recent_rate()
+            .map_or(rate, |recent| rate.min(recent * SHORT_PATH_SAMPLE_SLACK))
     }
 
     /// The window the model wants, in packets: the gain times the BDP, one ACK period of
