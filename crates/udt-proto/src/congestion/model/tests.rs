@@ -538,6 +538,46 @@ fn probe_rtt_comes_and_goes_and_restores_the_window() {
     );
 }
 
+/// The min RTT's 10 s run out with ACKs every 10 ms whose smoothed RTT reads `queued` above
+/// the min for the first `seconds_queued` and at the min for the rest: whether probe RTT is
+/// then due.
+fn min_rtt_expires(queued: Duration, seconds_queued: f64) -> bool {
+    let mut model = ModelBased::default();
+    let min = Duration::from_millis(50);
+    model.min_rtt = Some(min);
+    model.mode = ModelMode::ProbeBandwidth;
+    let start = Instant::from_micros(1_000_000);
+    model.restamp_min_rtt(start);
+    let mut now = start;
+    while now - start <= Duration::from_millis(10_100) {
+        let queued_now = (now - start).as_secs_f64() < seconds_queued;
+        model.srtt = if queued_now { min + queued } else { min };
+        model.note_quiet(now);
+        model.update_ack_gap(now);
+        now += Duration::from_millis(10);
+    }
+    model.min_rtt_expired(now)
+}
+
+/// A flow that saw its queue empty for at least a quarter of the min RTT's 10 s keeps the
+/// min without probe RTT; a standing queue above the tolerance (2 ms at 50 ms), or an empty
+/// one for less than a quarter of the time, still brings probe RTT.
+#[test]
+fn an_empty_queue_confirms_the_min_rtt_without_probe_rtt() {
+    let small = Duration::from_millis(1);
+    let standing = Duration::from_millis(5);
+    assert!(
+        !min_rtt_expires(small, 10.0),
+        "a millisecond is an empty queue"
+    );
+    assert!(!min_rtt_expires(standing, 7.0), "empty for 3 s of 10");
+    assert!(min_rtt_expires(standing, 8.0), "empty for 2 s of 10");
+    assert!(
+        min_rtt_expires(standing, 11.0),
+        "a standing queue throughout"
+    );
+}
+
 /// Probe RTT holds half the data of a min RTT and an ACK period, not 4 packets: UDT
 /// acknowledges a trickle every SYN, so 4 packets would let through 4 per 10 ms.
 #[test]
