@@ -742,10 +742,10 @@ impl ModelBased {
 
     /// Whether the min RTT's 10 s ran out, so that probe RTT must measure it again. If the
     /// queue looked empty for at least [`QUIET_SHARE`] of that time, the min is renewed
-    /// instead, from the lowest sample of those 10 s (what probe RTT would have measured:
-    /// kept at the old min, lower by the luck of a quick ACK, a lone 10 ms flow read the
-    /// receiver's wait to acknowledge as a standing queue, and the fair-share rule trimmed
-    /// it). Probe RTT exists to see the queue empty, and a flow whose gain cycle empties it
+    /// instead, from the lowest sample of those 10 s, as probe RTT would have measured it
+    /// (a min never renewed would keep the luck of one quick ACK for good, and the
+    /// fair-share rule reads the queue above it). Probe RTT exists to see the queue empty,
+    /// and a flow whose gain cycle empties it
     /// need not halve its rate every 10 s for it (alone at 1 Gbit/s × 200 ms in the lab,
     /// each probe RTT cost about a fifth of a second's goodput). A share, not a moment,
     /// because flows that keep a queue standing still probe together: a flow that skipped
