@@ -745,13 +745,12 @@ impl ModelBased {
     /// instead, from the lowest sample of those 10 s, as probe RTT would have measured it
     /// (a min never renewed would keep the luck of one quick ACK for good, and the
     /// fair-share rule reads the queue above it). Probe RTT exists to see the queue empty,
-    /// and a flow whose gain cycle empties it
-    /// need not halve its rate every 10 s for it (alone at 1 Gbit/s × 200 ms in the lab,
-    /// each probe RTT cost about a fifth of a second's goodput). A share, not a moment,
-    /// because flows that keep a queue standing still probe together: a flow that skipped
-    /// its probe whenever the others' probe RTT happened to empty the queue would take what
-    /// they set free then (beside ten loss-blind model flows in the simulator, 1.55 times an
-    /// equal share against 1.09).
+    /// and a flow whose gain cycle empties it need not halve its rate every 10 s for it
+    /// (alone at 1 Gbit/s × 200 ms in the lab, each probe RTT cost about a fifth of a
+    /// second's goodput). A share, not a moment, because flows that keep a queue standing
+    /// still probe together: a flow that skipped its probe whenever the others' probe RTT
+    /// happened to empty the queue would take what they set free then (beside ten
+    /// loss-blind model flows in the simulator, 1.55 times an equal share against 1.09).
     fn min_rtt_expired(&mut self, now: Instant) -> bool {
         let window = self.config.min_rtt_window;
         if self.min_rtt.is_none() || now - self.min_rtt_stamp <= window {
@@ -762,7 +761,11 @@ impl ModelBased {
             if let Some(min) = self.window_min_rtt {
                 self.min_rtt = Some(min);
             }
-            tracing::debug!(quiet = ?self.quiet, min_rtt = ?self.min_rtt, "model: min RTT confirmed");
+            tracing::debug!(
+                quiet = ?self.quiet,
+                min_rtt = ?self.min_rtt,
+                "model: min RTT renewed without probe RTT"
+            );
             self.restamp_min_rtt(now);
             return false;
         }
