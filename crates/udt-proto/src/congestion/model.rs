@@ -138,9 +138,9 @@ const MIN_RTT_TOLERANCE_FLOOR: Duration = Duration::from_millis(2);
 /// The share of the min RTT's 10 s during which the queue must have looked empty for the
 /// min to hold without a probe RTT (see [`ModelBased::min_rtt_expired`]). A lone flow's own
 /// probes hold the smoothed RTT up for a while each gain cycle (alone at 1 Gbit/s × 200 ms,
-/// half of its readings at the ends of phases were within the tolerance, and with a half
-/// here it still probed in one run of two); flows that share a standing queue see it empty
-/// only in each other's probe RTTs, a few percent of the time.
+/// about half of its readings at the ends of phases were within the tolerance, and with a
+/// half here the one traced 20 s flow still probed); flows that share a standing queue see
+/// it empty only in each other's probe RTTs, a few percent of the time.
 const QUIET_SHARE: f64 = 0.25;
 /// Probe RTT's window as a fraction of the data over a min RTT and an ACK period (see
 /// [`ModelBased::probe_rtt_window`]).
