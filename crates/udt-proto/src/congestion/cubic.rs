@@ -99,6 +99,17 @@ impl CubicWindow {
         self.cwnd
     }
 
+    /// What the window is heading for: the slow-start threshold while below it (after a
+    /// timeout, the window restarts from the minimum towards β of what it was), else the
+    /// window itself.
+    pub(super) fn target(&self) -> f64 {
+        if self.in_slow_start() && self.ssthresh.is_finite() {
+            self.ssthresh
+        } else {
+            self.cwnd
+        }
+    }
+
     /// Whether the window is below the slow-start threshold.
     pub(super) fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh

@@ -1408,8 +1408,9 @@ impl ModelBased {
         }
     }
 
-    /// Back to the rate-based model at the rate the CUBIC window held (at least the estimate
-    /// it had on entering, with `at_least_entry`), restarting the gain cycle; returns the
+    /// Back to the rate-based model at the rate the CUBIC window held (after a timeout, the
+    /// window it was heading for: [`Competition::held_window`]; at least the estimate it had
+    /// on entering, with `at_least_entry`), restarting the gain cycle; returns the
     /// competition left, if there was one.
     ///
     /// The window's rate is the window over the round trip, but no more than the delivery
@@ -1421,7 +1422,7 @@ impl ModelBased {
     fn leave_competition(&mut self, now: Instant, at_least_entry: bool) -> Option<Competition> {
         let c = self.competing.take()?;
         let rtt = self.srtt.max(self.min_rtt()).as_secs_f64().max(1e-6);
-        let (window_rate, delivered) = (c.cwnd() / rtt, self.bw.max());
+        let (window_rate, delivered) = (c.held_window() / rtt, self.bw.max());
         let rate = if delivered > 0.0 {
             window_rate.min(delivered)
         } else {
@@ -1431,6 +1432,7 @@ impl ModelBased {
         tracing::debug!(
             random_loss = at_least_entry,
             window = c.cwnd() as u64,
+            held = c.held_window() as u64,
             bw_pps = rate.max(floor) as u64,
             watch = ?self.watch.readings(),
             "model: back to the rate-based model"

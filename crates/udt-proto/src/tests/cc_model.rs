@@ -514,6 +514,37 @@ fn rtt_fairness_20_vs_200ms() {
     }
 }
 
+/// The default model's 20/200 ms pair starves neither flow: each keeps at least a tenth of
+/// the link. In these two seeds one flow competed as a CUBIC flow, an EXP timeout took its
+/// window to 4 packets, and the trial that followed returned to the rate-based model at that
+/// window's rate, 13 packets a second: its retransmissions then took every sending slot,
+/// no new packet could measure the path, and the flow moved 0.6 (seed 105, the 200 ms flow)
+/// and 0.8 Mbit/s (seed 110, the 20 ms one) of the 200 until the end (see
+/// `Competition::held_window`). Issue 12's 25% between the two is not met by the default: it
+/// is held to no bar here.
+#[test]
+fn the_default_20_200_ms_pair_starves_neither_flow() {
+    let link = Link {
+        wire_bps: 200_000_000,
+        loss: 0.0,
+        queue_rtt: Duration::from_millis(200),
+    };
+    for seed in [105, 110] {
+        let g = run(&flows(&model(), &[20, 200]), link, 60, 30, seed).goodput_bps;
+        println!(
+            "seed {seed}: Mbit/s {:?}, ratio {:.2}",
+            mbits(&g),
+            g[0] / g[1]
+        );
+        let floor = link.wire_bps as f64 / 10.0;
+        assert!(
+            g.iter().all(|&x| x >= floor),
+            "seed {seed}: {:?}",
+            mbits(&g)
+        );
+    }
+}
+
 /// Reported: native and model flows on one 200 Mbit/s, 50 ms bottleneck (BDP queue). The
 /// model must not starve native completely.
 #[test]

@@ -546,16 +546,34 @@ impl Competition {
 
     /// Compete again after a trial of less than [`MEMORY`]: the window goes on from where it
     /// was, with the loss that ended the trial as a congestion event. (Restarting from what
-    /// the rate-based model then had in flight took a larger share at every trial.)
+    /// the rate-based model then had in flight took a larger share at every trial.) A window
+    /// still in slow start after a timeout goes on from where it was heading (see
+    /// [`Competition::held_window`]).
     pub(super) fn resume(&mut self, now: Instant, cum_ack: SeqNumber, largest_sent: SeqNumber) {
         self.since = now;
         self.meter = LossMeter::default();
+        let held = self.held_window();
+        if held > self.window.cwnd() {
+            self.window.restart(now, held, held);
+        }
         self.on_loss(now, 1, cum_ack, largest_sent);
     }
 
     /// The CUBIC window, packets.
     pub(super) fn cwnd(&self) -> f64 {
         self.window.cwnd()
+    }
+
+    /// The window the competition holds, packets: the CUBIC window, or, in slow start after
+    /// a timeout, the threshold it is heading for. The rate-based model that takes over at a
+    /// trial has no slow start, and a timeout leaves the window at the minimum: taken for the
+    /// flow's rate, 4 packets over 290 ms were 13 a second, a rate whose retransmissions
+    /// alone filled every sending slot, so no new packet could measure the path again (a
+    /// 200 ms flow beside a 20 ms one then moved 0.6 Mbit/s of a free 200 Mbit/s link for
+    /// 45 s). A trial that ended at once cut that minimum again, and the resumed window grew
+    /// from 4 packets for ten seconds.
+    pub(super) fn held_window(&self) -> f64 {
+        self.window.target()
     }
 
     /// Pacing period in microseconds: the path's floor RTT over 1.2 windows, so the window,

@@ -1041,3 +1041,55 @@ fn a_trial_that_finds_the_queue_near_full_resumes_competing() {
     assert!(!after_a_trial(Duration::from_millis(62)).competing());
     assert!(!after_a_trial(Duration::from_millis(41)).competing());
 }
+
+/// A flow on a 40 ms path competing as a CUBIC flow whose window an EXP timeout has just
+/// sent back to the minimum; returns it with the time, its largest sequence sent and the
+/// window it had before the timeout.
+fn competing_after_a_timeout() -> (ModelBased, Instant, SeqNumber, f64) {
+    let rtt = Duration::from_millis(40);
+    let (mut model, now, largest) =
+        with_a_standing_queue(&ModelConfig::default(), rtt, Duration::from_millis(80), 40);
+    model.compete(now, largest, Entry::Loss);
+    let before = model.competing.as_ref().expect("competing").cwnd();
+    let info = TimeoutInfo {
+        rtt: model.srtt,
+        recv_rate_pkts: 0,
+        largest_sent: largest,
+    };
+    model.on_timeout(now, &info);
+    let after = model.competing.as_ref().expect("still competing").cwnd();
+    assert!(
+        after < before / 10.0,
+        "the timeout left {before} -> {after}"
+    );
+    (model, now, largest, before)
+}
+
+/// After a timeout the CUBIC window slow-starts from the minimum towards β of what it had,
+/// and the rate-based model that takes over at a trial has no slow start: it returns at the
+/// rate of the window slow start was heading for, not at the minimum's (a 200 ms flow beside
+/// a 20 ms one in the simulator came back at 13 packets a second, and its retransmissions
+/// then took every sending slot for 45 s).
+#[test]
+fn a_trial_after_a_timeout_returns_at_the_window_slow_start_aims_for() {
+    let (mut model, now, _, before) = competing_after_a_timeout();
+    let rtt = model.srtt.max(model.min_rtt()).as_secs_f64();
+    assert!(model.leave_competition(now, false).is_some());
+    let rate = model.bandwidth_pkts();
+    let aim = before * crate::congestion::cubic::BETA / rtt;
+    assert!(rate >= aim * 0.99, "{rate} pkt/s against {aim}");
+}
+
+/// ... and a competition resumed after such a trial goes on from that window, cut once for
+/// the loss that ended the trial, not from the minimum cut again.
+#[test]
+fn a_competition_resumed_after_a_timeout_goes_on_from_the_window_it_aimed_for() {
+    let (mut model, now, largest, before) = competing_after_a_timeout();
+    let c = model.competing.take().expect("competing");
+    model.suspended = Some((now, c));
+    model.compete(now, largest, Entry::Loss);
+    let window = model.competing.as_ref().expect("resumed").cwnd();
+    let beta = crate::congestion::cubic::BETA;
+    let aim = before * beta * beta;
+    assert!(window >= aim * 0.99, "resumed at {window} against {aim}");
+}
