@@ -742,8 +742,8 @@ impl ModelBased {
 
     /// Whether the min RTT's 10 s ran out, so that probe RTT must measure it again. If the
     /// queue looked empty for at least [`QUIET_SHARE`] of that time, the min is renewed
-    /// instead, from the lowest sample of those 10 s, as probe RTT would have measured it
-    /// (a min never renewed would keep the luck of one quick ACK for good, and the
+    /// instead, from the lowest sample of those 10 s if that is within the tolerance of it,
+    /// as probe RTT would have measured it (a min never renewed would keep the luck of one quick ACK for good, and the
     /// fair-share rule reads the queue above it). Probe RTT exists to see the queue empty,
     /// and a flow whose gain cycle empties it need not halve its rate every 10 s for it
     /// (alone at 1 Gbit/s × 200 ms in the lab, each probe RTT cost about a fifth of a
@@ -757,8 +757,17 @@ impl ModelBased {
             return false;
         }
         if self.mode != ModelMode::ProbeRtt && self.quiet >= window.mul_f64(QUIET_SHARE) {
-            // The min of the window that ran out, as probe RTT would have measured it.
-            if let Some(min) = self.window_min_rtt {
+            // The min of the window that ran out, as probe RTT would have measured it, if it
+            // agrees with what the quiet showed: the smoothed RTT within the tolerance of
+            // the min. Marker samples also count the receiver's wait to acknowledge (4-7 ms
+            // at 1 Gbit/s × 200 ms with the queue empty) and every hole's repair before
+            // them (a 20 ms flow with a starved CUBIC window in the simulator read 220 ms
+            // while its ACK/ACK2 RTT read 20): the min then stays.
+            let old = self.min_rtt.unwrap_or_default();
+            if let Some(min) = self
+                .window_min_rtt
+                .filter(|&m| m <= old + Self::min_rtt_tolerance(old))
+            {
                 self.min_rtt = Some(min);
             }
             tracing::debug!(

@@ -578,6 +578,37 @@ fn an_empty_queue_confirms_the_min_rtt_without_probe_rtt() {
     );
 }
 
+/// The quiet renews the min from the window's lowest marker sample only if that sample agrees
+/// with it: markers of a window starved by hole repairs read far above the min while the
+/// smoothed RTT sat at it, and the min stays then.
+#[test]
+fn a_quiet_queue_never_renews_the_min_from_samples_far_above_it() {
+    let min = Duration::from_millis(20);
+    for (sample, want) in [
+        (Duration::from_millis(21), Duration::from_millis(21)),
+        (Duration::from_millis(220), min),
+    ] {
+        let mut model = ModelBased {
+            min_rtt: Some(min),
+            mode: ModelMode::ProbeBandwidth,
+            srtt: min,
+            ..ModelBased::default()
+        };
+        let start = Instant::from_micros(1_000_000);
+        model.restamp_min_rtt(start);
+        // Each ACK as `on_ack` takes it: the expiry is judged before its sample counts.
+        let mut now = start;
+        while now - start <= Duration::from_millis(10_100) {
+            model.note_quiet(now);
+            model.update_ack_gap(now);
+            assert!(!model.min_rtt_expired(now), "quiet: no probe RTT");
+            model.update_min_rtt(now, Some(sample));
+            now += Duration::from_millis(10);
+        }
+        assert_eq!(model.min_rtt, Some(want), "samples of {sample:?}");
+    }
+}
+
 /// Probe RTT holds half the data of a min RTT and an ACK period, not 4 packets: UDT
 /// acknowledges a trickle every SYN, so 4 packets would let through 4 per 10 ms.
 #[test]
