@@ -743,14 +743,15 @@ impl ModelBased {
     /// Whether the min RTT's 10 s ran out, so that probe RTT must measure it again. If the
     /// queue looked empty for at least [`QUIET_SHARE`] of that time, the min is renewed
     /// instead, from the lowest sample of those 10 s if that is within the tolerance of it,
-    /// as probe RTT would have measured it (a min never renewed would keep the luck of one quick ACK for good, and the
-    /// fair-share rule reads the queue above it). Probe RTT exists to see the queue empty,
-    /// and a flow whose gain cycle empties it need not halve its rate every 10 s for it
-    /// (alone at 1 Gbit/s × 200 ms in the lab, each probe RTT cost about a fifth of a
-    /// second's goodput). A share, not a moment, because flows that keep a queue standing
-    /// still probe together: a flow that skipped its probe whenever the others' probe RTT
-    /// happened to empty the queue would take what they set free then (beside ten
-    /// loss-blind model flows in the simulator, 1.55 times an equal share against 1.09).
+    /// as probe RTT would have measured it (a min never renewed would keep the luck of one
+    /// quick ACK for good, and the fair-share rule reads the queue above it). Probe RTT
+    /// exists to see the queue empty, and a flow whose gain cycle empties it need not halve
+    /// its rate every 10 s for it (alone at 1 Gbit/s × 200 ms in the lab, each probe RTT cost
+    /// about a fifth of a second's goodput). A share, not a moment, because flows that keep
+    /// a queue standing still probe together: a flow that skipped its probe whenever the
+    /// others' probe RTT happened to empty the queue would take what they set free then
+    /// (beside ten loss-blind model flows in the simulator, 1.55 times an equal share
+    /// against 1.09).
     fn min_rtt_expired(&mut self, now: Instant) -> bool {
         let window = self.config.min_rtt_window;
         if self.min_rtt.is_none() || now - self.min_rtt_stamp <= window {

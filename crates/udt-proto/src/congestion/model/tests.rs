@@ -1111,8 +1111,8 @@ fn a_trial_after_a_timeout_returns_at_the_window_slow_start_aims_for() {
     assert!(rate >= aim * 0.99, "{rate} pkt/s against {aim}");
 }
 
-/// ... and a competition resumed after such a trial goes on from that window, cut once for
-/// the loss that ended the trial, not from the minimum cut again.
+/// ... and a competition resumed after such a trial goes on from that window (cut at most
+/// once, for the loss that ended the trial), not from the minimum cut again.
 #[test]
 fn a_competition_resumed_after_a_timeout_goes_on_from_the_window_it_aimed_for() {
     let (mut model, now, largest, before) = competing_after_a_timeout();
