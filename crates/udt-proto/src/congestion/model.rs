@@ -28,8 +28,9 @@
 //!    flight has drained or one min RTT passed), so the queue empties and the min RTT can be
 //!    measured again; competing flows synchronise on this. (BBR v1 holds 4 packets, which
 //!    UDT's 10 ms ACKs turn into a stall.) A flow that saw the queue empty anyway (the
-//!    smoothed RTT within 1/64 of the min, at least 2 ms) for a quarter of those 10 s takes the
-//!    lowest RTT sample of those 10 s for its min without probing: see `min_rtt_expired`.
+//!    smoothed RTT within 1/64 of the min, at least 2 ms) for a quarter of those 10 s skips
+//!    probing: it takes the lowest RTT sample of those 10 s for its min if that is within the
+//!    same tolerance, and keeps the min otherwise (see `min_rtt_expired`).
 //!
 //! Sharing with other model flows: from the fourth phase of the gain cycle on, a flow that
 //! sees a standing queue of delay `d` (2-50 ms) lowers its estimate towards `α / d` packets
@@ -754,9 +755,9 @@ impl ModelBased {
     /// against 1.09).
     fn min_rtt_expired(&mut self, now: Instant) -> bool {
         let window = self.config.min_rtt_window;
-        if self.min_rtt.is_none() || now - self.min_rtt_stamp <= window {
+        let Some(old) = self.min_rtt.filter(|_| now - self.min_rtt_stamp > window) else {
             return false;
-        }
+        };
         if self.mode != ModelMode::ProbeRtt && self.quiet >= window.mul_f64(QUIET_SHARE) {
             // The min of the window that ran out, as probe RTT would have measured it, if it
             // agrees with what the quiet showed: the smoothed RTT within the tolerance of
@@ -764,7 +765,6 @@ impl ModelBased {
             // at 1 Gbit/s × 200 ms with the queue empty) and every hole's repair before
             // them (a 20 ms flow with a starved CUBIC window in the simulator read 220 ms
             // while its ACK/ACK2 RTT read 20): the min then stays.
-            let old = self.min_rtt.unwrap_or_default();
             if let Some(min) = self
                 .window_min_rtt
                 .filter(|&m| m <= old + Self::min_rtt_tolerance(old))
