@@ -1387,6 +1387,7 @@ impl ModelBased {
             "model: competing as a CUBIC flow"
         );
         self.competing = Some(competition);
+        self.watch.competition_began();
     }
 
     /// Every [`competition::TRIAL`] of competing, try the rate-based model again at the rate
@@ -1489,6 +1490,9 @@ impl ModelBased {
         }
         if let Some(rtt) = sample.rtt.filter(|r| !r.is_zero()) {
             self.watch.on_rtt(now, rtt, self.competing.is_some());
+            if self.competing.is_some() {
+                self.watch.on_competing(self.srtt);
+            }
         }
         if self.ceiling.is_some_and(|(_, until)| now >= until) {
             self.ceiling = None;
