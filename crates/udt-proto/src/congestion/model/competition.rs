@@ -379,9 +379,9 @@ impl QueueWatch {
         self.top = None;
     }
 
-    /// While competing, after each RTT sample: keep the highest RTT now, with `srtt` the
-    /// connection's smoothed ACK/ACK2 round trip (neither reading alone counts the waits
-    /// for holes' repairs that inflate single samples).
+    /// While competing, after each RTT sample: keep the highest RTT now, the lower of the
+    /// recent samples' minimum and `srtt`, the connection's smoothed ACK/ACK2 round trip (so
+    /// a sample held back by a hole's repair does not raise it).
     pub(super) fn on_competing(&mut self, srtt: Duration) {
         if let Some(now) = self.now(srtt) {
             self.top = Some(self.top.map_or(now, |top| top.max(now)));
@@ -395,12 +395,12 @@ impl QueueWatch {
     ///
     /// Where the queue rose more than two floors above the floor while competing (a queue
     /// sized for longer paths than this flow's), ¾ of the floor is a small part of it, and
-    /// the competitors' sawtooth never falls that low: the bar is then ¾ of half that height.
-    /// With the floor alone, a 10 ms flow beside a 200 ms one on the latter's one-BDP queue
-    /// (the simulator's pair) found the queue near full after every trial's drain and
-    /// resumed with a cut, while the 200 ms flow's trials (¾ of its floor is 150 ms) went on
-    /// as the rate-based model: in five seeds of six the 10 ms flow moved 0.15-0.27 times
-    /// the other's rate; with the height, 1.09-1.19 in four of them.
+    /// the competitors' sawtooth seldom falls that low: the bar is then ¾ of half that
+    /// height. With the floor alone, a 10 ms flow beside a 200 ms one on the latter's
+    /// one-BDP queue (the simulator's pair) found the queue near full after every trial's
+    /// drain and resumed with a cut, while the 200 ms flow's trials (¾ of its floor is
+    /// 150 ms) went on as the rate-based model: in five seeds of six the 10 ms flow moved
+    /// 0.15-0.27 times the other's rate; with the height, 1.09-1.14 in three of them.
     pub(super) fn queue_near_full(&self, srtt: Duration) -> bool {
         let (Some(floor), Some(now)) = (self.floor(), self.now(srtt)) else {
             return false;
