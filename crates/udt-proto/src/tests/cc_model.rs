@@ -548,7 +548,7 @@ fn the_default_20_200_ms_pair_starves_neither_flow() {
 /// A 10 ms flow beside a 200 ms one on the latter's one-BDP queue is not held to a fraction
 /// of its rate. Both compete as CUBIC flows for much of the run. Each trial's drain used to
 /// judge the queue near full at ¾ of the flow's own floor: 7.5 ms of a queue whose
-/// height was about 200 ms. So the 10 ms flow resumed with a cut after every trial, while
+/// height was about 200 ms. So the 10 ms flow resumed with a cut after most trials, while
 /// the 200 ms flow's trials went on as the rate-based model. In these seeds the 10 ms flow
 /// moved 0.24 and 0.15 times the other's rate. Judged against the height the queue reached
 /// (`QueueWatch::queue_near_full`), 1.11 and 1.09.

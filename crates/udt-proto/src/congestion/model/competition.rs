@@ -397,8 +397,8 @@ impl QueueWatch {
     /// sized for longer paths than this flow's), ¾ of the floor is a small part of it, and
     /// the competitors' sawtooth seldom falls that low: the bar is then ¾ of half that
     /// height. With the floor alone, a 10 ms flow beside a 200 ms one on the latter's
-    /// one-BDP queue (the simulator's pair) found the queue near full after every trial's
-    /// drain and resumed with a cut, while the 200 ms flow's trials (¾ of its floor is
+    /// one-BDP queue (the simulator's pair) found the queue near full after most trials'
+    /// drains and resumed with a cut, while the 200 ms flow's trials (¾ of its floor is
     /// 150 ms) went on as the rate-based model: in five seeds of six the 10 ms flow moved
     /// 0.15-0.27 times the other's rate; with the height, 1.09-1.14 in three of them.
     pub(super) fn queue_near_full(&self, srtt: Duration) -> bool {
