@@ -740,22 +740,22 @@ mod tests {
                 }
             }
         };
+        // A watch on a 10 ms floor whose competition saw the RTT reach `top_ms`.
+        let competed = |top_ms: u64| {
+            let (mut watch, mut t) = (QueueWatch::new(at(0)), 0);
+            feed(&mut watch, &mut t, 10, false);
+            watch.competition_began();
+            feed(&mut watch, &mut t, top_ms, true);
+            (watch, t)
+        };
         let ms = Duration::from_millis;
-        let mut deep = QueueWatch::new(at(0));
-        let mut t = 0;
-        feed(&mut deep, &mut t, 10, false);
-        deep.competition_began();
-        feed(&mut deep, &mut t, 210, true);
+        let (mut deep, mut t) = competed(210);
         feed(&mut deep, &mut t, 40, false);
         assert!(!deep.queue_near_full(ms(40)));
         feed(&mut deep, &mut t, 170, false);
         assert!(deep.queue_near_full(ms(170)));
 
-        let mut shallow = QueueWatch::new(at(0));
-        let mut t = 0;
-        feed(&mut shallow, &mut t, 10, false);
-        shallow.competition_began();
-        feed(&mut shallow, &mut t, 20, true);
+        let (mut shallow, mut t) = competed(20);
         feed(&mut shallow, &mut t, 16, false);
         assert!(!shallow.queue_near_full(ms(16)));
         feed(&mut shallow, &mut t, 19, false);
