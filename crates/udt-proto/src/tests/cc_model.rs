@@ -86,6 +86,14 @@ struct Link {
     queue_rtt: Duration,
 }
 
+/// The bottleneck of the RTT-fairness pairs: 200 Mbit/s, no random loss, a queue of one
+/// BDP of the longer (200 ms) path.
+const PAIR_LINK: Link = Link {
+    wire_bps: 200_000_000,
+    loss: 0.0,
+    queue_rtt: Duration::from_millis(200),
+};
+
 /// What a run measured over its measurement window [from, seconds).
 struct Outcome {
     /// Mean goodput per flow, bits per second.
@@ -489,11 +497,7 @@ fn within_rtt_bar(ratio: f64) -> bool {
 /// rule, 1.04 after it). Native is printed beside it.
 #[test]
 fn rtt_fairness_20_vs_200ms() {
-    let link = Link {
-        wire_bps: 200_000_000,
-        loss: 0.0,
-        queue_rtt: Duration::from_millis(200),
-    };
+    let link = PAIR_LINK;
     for (name, cc) in [
         ("native", native()),
         ("model (default)", model()),
@@ -524,11 +528,7 @@ fn rtt_fairness_20_vs_200ms() {
 /// is held to no bar here.
 #[test]
 fn the_default_20_200_ms_pair_starves_neither_flow() {
-    let link = Link {
-        wire_bps: 200_000_000,
-        loss: 0.0,
-        queue_rtt: Duration::from_millis(200),
-    };
+    let link = PAIR_LINK;
     for seed in [105, 110] {
         let g = run(&flows(&model(), &[20, 200]), link, 60, 30, seed).goodput_bps;
         println!(
@@ -554,11 +554,7 @@ fn the_default_20_200_ms_pair_starves_neither_flow() {
 /// (`QueueWatch::queue_near_full`), 1.11 and 1.09.
 #[test]
 fn a_short_flow_on_a_long_flows_deep_queue_keeps_half_its_rate_or_more() {
-    let link = Link {
-        wire_bps: 200_000_000,
-        loss: 0.0,
-        queue_rtt: Duration::from_millis(200),
-    };
+    let link = PAIR_LINK;
     for seed in [3, 4] {
         let g = run(&flows(&model(), &[10, 200]), link, 60, 30, seed).goodput_bps;
         let ratio = g[0] / g[1];
