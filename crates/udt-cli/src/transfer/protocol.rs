@@ -26,7 +26,7 @@
 
 use std::io::{self, Read, Write};
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 use super::error::{ErrorCode, Result, TransferError};
 use super::manifest::{Entry, EntryKind, Mtime};
@@ -486,19 +486,36 @@ impl<R: Read> FrameReader<R> {
 
 /// A buffer for one `Data` frame, with room for the header in front so that the frame goes
 /// out in one `write` (or is handed to the stream whole, uncopied: [`FrameWriter::send_data_shared`]).
+///
+/// The payload starts on a page boundary. The sender reads file data into it, and the
+/// kernel's copy into a buffer that lies 1-32 bytes past its source within a page runs at a
+/// quarter of its speed on this lab's AMD EPYC (4K aliasing: each load waits on a recent
+/// store to the same page offset). A page-cache page starts at offset 0, and the payload
+/// used to start 5 bytes past an allocation that starts 16 bytes past a page: reading a
+/// 1 GiB tmpfs file cost 0.63 CPU-s that way against 0.16 into an aligned buffer, a third
+/// of the sending `udt cp`'s samples at 4 Gbit/s.
 #[derive(Debug)]
 pub struct DataBuf {
     bytes: BytesMut,
     len: usize,
 }
 
+/// The payload's alignment (see [`DataBuf`]).
+const PAYLOAD_ALIGN: usize = 4096;
+
 impl DataBuf {
-    /// A buffer for up to [`MAX_DATA`] bytes.
+    /// A buffer for up to [`MAX_DATA`] bytes, its payload page-aligned.
     pub fn new() -> Self {
-        Self {
-            bytes: BytesMut::zeroed(HEADER_LEN + MAX_DATA),
-            len: 0,
-        }
+        let mut bytes = BytesMut::zeroed(PAYLOAD_ALIGN + HEADER_LEN + MAX_DATA);
+        let misalign = (bytes.as_ptr() as usize + HEADER_LEN) % PAYLOAD_ALIGN;
+        bytes.advance((PAYLOAD_ALIGN - misalign) % PAYLOAD_ALIGN);
+        bytes.truncate(HEADER_LEN + MAX_DATA);
+        Self { bytes, len: 0 }
+    }
+
+    /// Whether the payload is aligned (it stays so through [`Self::reclaim`]).
+    fn aligned(bytes: &BytesMut) -> bool {
+        (bytes.as_ptr() as usize + HEADER_LEN) % PAYLOAD_ALIGN == 0
     }
 
     /// Space for the payload (fill it, then [`Self::set_len`]).
@@ -539,8 +556,12 @@ impl DataBuf {
 
     /// The buffer of a frame from [`FrameWriter::send_data_shared`], once nothing else holds
     /// it (else the frame back).
+    /// A buffer that lost its alignment or room (not seen; `bytes` keeps both) is replaced.
     pub fn reclaim(frame: Bytes) -> std::result::Result<Self, Bytes> {
         let mut bytes = frame.try_into_mut()?;
+        if !Self::aligned(&bytes) || bytes.capacity() < HEADER_LEN + MAX_DATA {
+            return Ok(Self::new());
+        }
         bytes.resize(HEADER_LEN + MAX_DATA, 0);
         Ok(Self { bytes, len: 0 })
     }

@@ -163,6 +163,29 @@ fn large_data_frames_are_held_uncopied_and_reclaimed_after() {
     ));
 }
 
+/// File data is read into the payload, so it starts on a page boundary (see [`DataBuf`]),
+/// also in a buffer that comes back from the stream after a short frame (a file's tail).
+#[test]
+fn payloads_start_on_a_page_boundary_and_stay_there() {
+    let page_aligned = |buf: &mut DataBuf| buf.space().as_ptr() as usize % 4096 == 0;
+    let mut w = FrameWriter::new(Holding {
+        step: usize::MAX,
+        ..Holding::default()
+    });
+    for len in [MAX_DATA, GATHER + 1] {
+        let mut buf = DataBuf::new();
+        assert!(page_aligned(&mut buf));
+        buf.set_len(len);
+        let Sent::Held(frame) = w.send_data_shared(buf).unwrap() else {
+            panic!("a large frame is held")
+        };
+        w.inner.held.clear();
+        let mut again = DataBuf::reclaim(frame).expect("let go");
+        assert!(page_aligned(&mut again), "after a frame of {len} bytes");
+        assert_eq!(again.space().len(), MAX_DATA);
+    }
+}
+
 #[test]
 fn oversized_lengths_are_refused_before_reading() {
     let mut wire = vec![kind::DATA];
