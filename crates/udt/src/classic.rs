@@ -22,6 +22,7 @@ use std::net::ToSocketAddrs;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
+use crate::aligned::PageAligned;
 use crate::UdtStream;
 
 /// Longest name the 4.11 `sendfile` sample can take (its buffer is 1024 bytes with a NUL).
@@ -215,7 +216,7 @@ pub fn safe_relative(name: &str) -> Result<&Path, String> {
 
 /// Copy exactly `size` bytes of `file` (the size already announced) to `stream`.
 fn copy_exact(file: &mut File, stream: &mut UdtStream, size: u64) -> io::Result<u64> {
-    let mut buf = vec![0u8; CHUNK_BYTES];
+    let mut buf = PageAligned::zeroed(CHUNK_BYTES);
     let mut sent = 0u64;
     while sent < size {
         let want = buf

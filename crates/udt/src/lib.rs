@@ -47,6 +47,7 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+mod aligned;
 pub mod blocking;
 pub mod classic;
 mod deadlines;

@@ -19,15 +19,13 @@ use udt::UdtStream;
 
 use super::error::{ErrorCode, Result, TransferError};
 use super::paths::{open_regular, umask, RelPath, Root};
+use super::protocol::DataBuf;
 use super::resume::{create_unique_part, rename_noreplace};
 use super::watchdog::{Watchdog, Watched};
 use super::{Observer, Summary};
 
 /// The size a classic server sends for a file it will not serve.
 const REFUSED: i64 = -1;
-
-/// Bytes read from the file per write when serving.
-const CHUNK: usize = 1 << 20;
 
 /// Bytes received per `recv_file` call between progress reports.
 const SLICE: u64 = 16 << 20;
@@ -105,9 +103,11 @@ pub fn serve_classic(
     })
 }
 
-/// `size` bytes of `file` to `out` (as `UdtStream::send_file`, but through the watchdog).
+/// `size` bytes of `file` to `out` (as `UdtStream::send_file`, but through the watchdog),
+/// read into a [`DataBuf`]'s page-aligned space, where the kernel's copy runs at full speed.
 fn copy_file(file: &File, size: u64, out: &mut impl Write) -> std::io::Result<u64> {
-    let mut buf = vec![0u8; usize::try_from(size).map_or(CHUNK, |s| s.min(CHUNK))];
+    let mut chunk = DataBuf::new();
+    let buf = chunk.space(); // MAX_DATA bytes, read per write
     let mut sent = 0u64;
     while sent < size {
         let want = buf

@@ -3,7 +3,8 @@
 //! open file.
 //!
 //! Reads and writes go through a 1 MiB buffer: large enough that the file costs a few
-//! syscalls per thousand packets, small enough to stay in cache. Each chunk is handed to the
+//! syscalls per thousand packets, small enough to stay in cache. The sender's starts on a
+//! page, as the file's pages do ([`PageAligned`]). Each chunk is handed to the
 //! send buffer in as few locked copies as space allows, never one write per packet. Both
 //! calls block (with the socket's timeouts) whatever UDT_SNDSYN / UDT_RCVSYN say, as in 4.11.
 
@@ -12,6 +13,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 
 use super::UdtStream;
+use crate::aligned::PageAligned;
 
 /// Bytes read from or written to the file per call.
 const FILE_CHUNK: usize = 1 << 20;
@@ -21,7 +23,8 @@ impl UdtStream {
     /// acknowledged; returns the bytes sent. A file shorter than `offset + len` gives
     /// `UnexpectedEof` after sending what it had.
     pub fn send_file(&self, file: &File, offset: u64, len: u64) -> io::Result<u64> {
-        let mut buf = vec![0u8; FILE_CHUNK.min(usize::try_from(len).unwrap_or(FILE_CHUNK))];
+        let mut buf =
+            PageAligned::zeroed(FILE_CHUNK.min(usize::try_from(len).unwrap_or(FILE_CHUNK)));
         let mut sent = 0u64;
         while sent < len {
             let want = buf
