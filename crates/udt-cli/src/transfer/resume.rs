@@ -17,13 +17,10 @@ use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::paths::MAX_NAME_BYTES;
-use super::protocol::Digest;
+use super::protocol::{DataBuf, Digest};
 
 /// Suffix of partial files.
 pub const PART_SUFFIX: &str = ".udt-part";
-
-/// Bytes hashed per read when hashing a prefix.
-const HASH_CHUNK: usize = 1 << 20;
 
 /// The partial file for `target` with `--resume`: `.NAME.udt-part` in the same directory,
 /// or, when that would exceed the 255-byte name limit, a name made from the BLAKE3 of
@@ -96,9 +93,12 @@ pub fn existing_prefix(target: &Path, size: u64) -> io::Result<Option<Prefix>> {
 }
 
 /// BLAKE3 state after the first `len` bytes of `file` (`UnexpectedEof` if it is shorter).
+/// Read through a [`DataBuf`]'s page-aligned space, where the kernel's copy runs at full
+/// speed.
 pub fn hash_prefix(file: &File, len: u64) -> io::Result<blake3::Hasher> {
     let mut hasher = blake3::Hasher::new();
-    let mut buf = vec![0u8; HASH_CHUNK];
+    let mut chunk = DataBuf::new();
+    let buf = chunk.space();
     let mut at = 0u64;
     while at < len {
         let want = buf
