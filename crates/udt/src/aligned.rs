@@ -2,7 +2,7 @@
 //!
 //! Reading a file copies from page-cache pages, which start at a page boundary. On AMD EPYC
 //! (this lab's machine) the kernel's copy runs at a quarter of its speed when the
-//! destination lies 1-32 bytes past the source's offset within a page (4K aliasing: each
+//! destination lies 1-31 bytes past the source's offset within a page (4K aliasing: each
 //! load waits on a recent store to the same page offset), and a 1 MiB `vec![0; n]` comes
 //! from `mmap` 16 bytes past a page: reading 1 GiB of a tmpfs file into one cost 0.63 CPU-s,
 //! into a page-aligned buffer 0.16.

@@ -488,7 +488,7 @@ impl<R: Read> FrameReader<R> {
 /// out in one `write` (or is handed to the stream whole, uncopied: [`FrameWriter::send_data_shared`]).
 ///
 /// The payload starts on a page boundary. The sender reads file data into it, and the
-/// kernel's copy into a buffer that lies 1-32 bytes past its source within a page runs at a
+/// kernel's copy into a buffer that lies 1-31 bytes past its source within a page runs at a
 /// quarter of its speed on this lab's AMD EPYC (4K aliasing: each load waits on a recent
 /// store to the same page offset). A page-cache page starts at offset 0, and the payload
 /// used to start 5 bytes past an allocation that starts 16 bytes past a page: reading a
