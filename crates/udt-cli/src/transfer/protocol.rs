@@ -556,7 +556,9 @@ impl DataBuf {
 
     /// The buffer of a frame from [`FrameWriter::send_data_shared`], once nothing else holds
     /// it (else the frame back).
-    /// A buffer that lost its alignment or room (not seen; `bytes` keeps both) is replaced.
+    ///
+    /// `bytes` hands the same allocation back, alignment and room included; should it ever
+    /// not, a fresh buffer takes its place rather than an unaligned one.
     pub fn reclaim(frame: Bytes) -> std::result::Result<Self, Bytes> {
         let mut bytes = frame.try_into_mut()?;
         if !Self::aligned(&bytes) || bytes.capacity() < HEADER_LEN + MAX_DATA {

@@ -3,8 +3,8 @@
 //! open file.
 //!
 //! Reads and writes go through a 1 MiB buffer: large enough that the file costs a few
-//! syscalls per thousand packets, small enough to stay in cache. The sender's starts on a
-//! page, as the file's pages do ([`PageAligned`]). Each chunk is handed to the
+//! syscalls per thousand packets, small enough to stay in cache. The sender's buffer starts
+//! on a page boundary, as the file's pages do ([`PageAligned`]). Each chunk is handed to the
 //! send buffer in as few locked copies as space allows, never one write per packet. Both
 //! calls block (with the socket's timeouts) whatever UDT_SNDSYN / UDT_RCVSYN say, as in 4.11.
 
