@@ -23,6 +23,9 @@ flock 9
 python3 - "$FILE" "$REPS" $OFFSETS <<'PY'
 import mmap, os, statistics, sys, time
 path, reps, offsets = sys.argv[1], int(sys.argv[2]), [int(o) for o in sys.argv[3:]]
+bad = [o for o in offsets if not 0 <= o < mmap.PAGESIZE]
+if bad:
+    sys.exit(f"bench-copy-alignment.sh: offsets must be within a page (0-{mmap.PAGESIZE - 1}), not {bad}")
 piece = 1 << 20
 size = os.path.getsize(path)
 print(f"{size >> 20} MiB from {path}, {piece >> 10} KiB reads, CPU-s/GiB (median of {reps})")
