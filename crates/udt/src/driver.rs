@@ -38,14 +38,13 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
 use udt_proto::wire::Capabilities;
 use udt_proto::{Connection, Instant, Route, Sink, Transmit};
 
 use crate::deadlines::Deadlines;
 use crate::mux::{Mux, MuxState};
 use crate::shared::{ConnShared, ConnState};
-use crate::sys::{self, ErrorQueue, RecvBatch, SendBatch};
+use crate::sys::{self, Datagram, ErrorQueue, RecvBatch, SendBatch};
 
 /// At most one pass over the connections for ICMP reports per this long. A dead peer's hint
 /// waits at most this much (its grace is at least 1 s), and a flood of forged ICMPs costs at
@@ -191,9 +190,14 @@ impl Driver {
                 return;
             }
             let clock = ArrivalClock::read(&self.mux);
+            let emptied = n < self.rx.capacity();
             self.rx.lend_trains();
             let mut state = self.mux.lock();
-            let mut datagrams = arrivals(&self.rx, n, &clock);
+            let mut datagrams = self.rx.datagrams().map(|(info, from, data)| Arrival {
+                at: clock.arrival(info.arrival),
+                from,
+                data,
+            });
             // A datagram that ended the previous connection's run, already routed.
             let mut next: Option<(Arrival<'_>, Route)> = None;
             loop {
@@ -202,7 +206,8 @@ impl Driver {
                     None => match datagrams.next() {
                         Some(d) => {
                             self.received += 1;
-                            (d, self.out.route(&mut state, clock.now, d))
+                            let route = self.out.route(&mut state, clock.now, &d);
+                            (d, route)
                         }
                         None => break,
                     },
@@ -226,7 +231,7 @@ impl Driver {
                 hand_over(&mut st.conn, first);
                 for d in datagrams.by_ref() {
                     self.received += 1;
-                    match self.out.route(&mut state, clock.now, d) {
+                    match self.out.route(&mut state, clock.now, &d) {
                         Route::Connection(id) if id == conn.id => hand_over(&mut st.conn, d),
                         Route::Done => {}
                         other => {
@@ -238,7 +243,7 @@ impl Driver {
                 self.out.drive(clock.now, &conn, &mut st);
             }
             drop(state);
-            if n < self.rx.capacity() {
+            if emptied {
                 self.drained = true;
                 return;
             }
@@ -395,21 +400,21 @@ fn hold_for(drained: bool, received: usize, rtt_floor: Duration) -> Option<Durat
 impl Output {
     /// What a datagram is for ([`Endpoint::route`](udt_proto::Endpoint::route)); stateless
     /// answers go out through the port's batch.
-    fn route(
-        &mut self,
-        state: &mut MuxState,
-        now: Instant,
-        (arrival, from, data, _): Arrival<'_>,
-    ) -> Route {
+    fn route(&mut self, state: &mut MuxState, now: Instant, arrival: &Arrival<'_>) -> Route {
         let room = state.accept_queue.len() < state.backlog;
         let mut sink = PortSink {
             out: self,
             gso: false,
             lent: None,
         };
-        state
-            .endpoint
-            .route(now, arrival, from, data, |_| room, &mut sink)
+        state.endpoint.route(
+            now,
+            arrival.at,
+            arrival.from,
+            arrival.data.bytes(),
+            |_| room,
+            &mut sink,
+        )
     }
 
     /// A connection the endpoint accepted: into the table and the accept queue.
@@ -578,33 +583,22 @@ fn canonical(a: SocketAddr) -> SocketAddr {
     SocketAddr::new(a.ip().to_canonical(), a.port())
 }
 
-/// One datagram of a received batch: when it arrived, from where, its bytes, and the
-/// buffer they lie in when the batch lent it.
-type Arrival<'a> = (Instant, SocketAddr, &'a [u8], Option<&'a Bytes>);
-
-/// A routed datagram to its connection: a lent train's packets keep their payloads in it.
-fn hand_over(conn: &mut Connection, (arrival, from, data, owner): Arrival<'_>) {
-    match owner {
-        Some(owner) => conn.handle_datagram_shared(arrival, from, data, owner),
-        None => conn.handle_datagram(arrival, from, data),
-    }
+/// One datagram of a received batch: when it arrived, from where, and its bytes (in the
+/// batch's slot, or its own handle on a lent train).
+struct Arrival<'a> {
+    at: Instant,
+    from: SocketAddr,
+    data: Datagram<'a>,
 }
 
-/// The datagrams of the first `n` slots of a batch, GRO trains cut into theirs (which share
-/// the train's arrival time).
-fn arrivals<'a>(
-    rx: &'a RecvBatch,
-    n: usize,
-    clock: &'a ArrivalClock,
-) -> impl Iterator<Item = Arrival<'a>> + 'a {
-    (0..n).flat_map(move |i| {
-        let info = rx.info(i);
-        let arrival = clock.arrival(info.arrival);
-        let owner = rx.lent(i);
-        rx.get(i).into_iter().flat_map(move |(from, buf)| {
-            sys::split(buf, info.segment).map(move |data| (arrival, from, data, owner))
-        })
-    })
+/// A routed datagram to its connection, which opens a protected one where it lies; a lent
+/// train's data packets keep their payloads in it.
+fn hand_over(conn: &mut Connection, arrival: Arrival<'_>) {
+    let Arrival { at, from, data } = arrival;
+    match data {
+        Datagram::Lent(data) => conn.handle_datagram_lent(at, from, data),
+        Datagram::InSlot(data) => conn.handle_datagram_mut(at, from, data),
+    }
 }
 
 /// Turns the kernel's arrival stamps (`CLOCK_REALTIME`, the only clock socket timestamps

@@ -32,7 +32,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 pub use protected::{ProtectionError, ProtectionStats};
 pub use state::{ConnectionError, Event, RecvError, SendError, State};
@@ -124,7 +124,8 @@ pub struct Connection {
     protected_since: Instant,
     /// The two directions' ISNs, which key the protection (set on connecting).
     protection_isns: (SeqNumber, SeqNumber),
-    /// Where protected packets are opened (kept to avoid an allocation per packet).
+    /// Where [`Self::handle_datagram`] opens protected packets (kept to avoid an allocation
+    /// per packet).
     open_buf: Vec<u8>,
 }
 
@@ -397,59 +398,85 @@ impl Connection {
     // ----- inputs -----
 
     /// Process one datagram from `remote` that the endpoint routed to this connection. With
-    /// protection on, it is authenticated and decrypted before anything else looks at it.
+    /// protection on, it is authenticated and decrypted before anything else looks at it (in
+    /// a copy: [`Self::handle_datagram_mut`] spares it).
     pub fn handle_datagram(&mut self, now: Instant, remote: SocketAddr, data: &[u8]) {
-        self.handle_datagram_in(now, remote, data, None);
-    }
-
-    /// [`Self::handle_datagram`] for a datagram that lies within `owner`, a buffer the
-    /// runtime lends (a GRO train read whole): a plaintext data packet's payload stays
-    /// there, kept as a slice of `owner`, instead of being copied into the receive buffer.
-    /// The runtime should lend only buffers mostly filled, since a held packet keeps its
-    /// whole buffer alive.
-    pub fn handle_datagram_shared(
-        &mut self,
-        now: Instant,
-        remote: SocketAddr,
-        data: &[u8],
-        owner: &Bytes,
-    ) {
-        self.handle_datagram_in(now, remote, data, Some(owner));
-    }
-
-    fn handle_datagram_in(
-        &mut self,
-        now: Instant,
-        remote: SocketAddr,
-        data: &[u8],
-        owner: Option<&Bytes>,
-    ) {
-        if remote != self.remote {
-            self.stats.wrong_source += 1;
+        if !self.is_peer(remote) {
             return;
         }
         if self.protection.is_none() {
-            if self.allowed_before_protection(data) {
-                self.handle_authentic(now, data, owner);
-            } else {
-                self.stats.protection.plaintext += 1;
+            if self.unprotected_allowed(data) {
+                self.handle_authentic(now, data, None);
             }
             return;
         }
-        let mut opened = std::mem::take(&mut self.open_buf);
-        if self.open_datagram(now, data, &mut opened) {
-            if opened.is_empty() {
-                self.handle_authentic(now, data, owner);
-            } else {
-                // Decrypted into `opened`, which is reused: the payload is copied from there.
-                self.handle_authentic(now, &opened, None);
-            }
+        let mut buf = std::mem::take(&mut self.open_buf);
+        buf.clear();
+        buf.extend_from_slice(data);
+        if let Some(len) = self.open_datagram(now, &mut buf) {
+            // `buf` is reused: the payload is copied from there.
+            self.handle_authentic(now, &buf[..len], None);
         }
-        self.open_buf = opened;
+        self.open_buf = buf;
+    }
+
+    /// [`Self::handle_datagram`] for a datagram in a buffer the caller lets this change (the
+    /// runtime's receive slot): a protected packet is opened where it lies, which spares a
+    /// copy. Its bytes are unspecified afterwards; a data packet's payload is copied into the
+    /// receive buffer.
+    pub fn handle_datagram_mut(&mut self, now: Instant, remote: SocketAddr, data: &mut [u8]) {
+        if let Some(len) = self.admit(now, remote, data) {
+            self.handle_authentic(now, &data[..len], None);
+        }
+    }
+
+    /// [`Self::handle_datagram_mut`] for a datagram the runtime hands over for keeps (cut
+    /// from a GRO train read whole, sharing its allocation): a data packet's payload stays
+    /// there, opened in place if protected, and the receive buffer keeps it as a slice
+    /// instead of a copy. The runtime should lend only buffers mostly filled, since a held
+    /// packet keeps its whole allocation alive.
+    pub fn handle_datagram_lent(&mut self, now: Instant, remote: SocketAddr, mut data: BytesMut) {
+        if let Some(len) = self.admit(now, remote, &mut data) {
+            data.truncate(len);
+            let data = data.freeze();
+            self.handle_authentic(now, &data, Some(&data));
+        }
+    }
+
+    /// The checks every datagram passes before it is parsed: its source, then protection
+    /// (opened in place when on). The length of the packet now at the front of `data`, or
+    /// `None` if it is dropped (counted).
+    fn admit(&mut self, now: Instant, remote: SocketAddr, data: &mut [u8]) -> Option<usize> {
+        if !self.is_peer(remote) {
+            return None;
+        }
+        if self.protection.is_none() {
+            return self.unprotected_allowed(data).then_some(data.len());
+        }
+        self.open_datagram(now, data)
+    }
+
+    /// Whether `remote` is the peer; another source is counted and ignored.
+    fn is_peer(&mut self, remote: SocketAddr) -> bool {
+        let ours = remote == self.remote;
+        if !ours {
+            self.stats.wrong_source += 1;
+        }
+        ours
+    }
+
+    /// Before protection starts, whether `data` may be handled (with a session key
+    /// configured, only handshakes); a refused one is counted as plaintext.
+    fn unprotected_allowed(&mut self, data: &[u8]) -> bool {
+        let allowed = self.allowed_before_protection(data);
+        if !allowed {
+            self.stats.protection.plaintext += 1;
+        }
+        allowed
     }
 
     /// A datagram from the peer that is plaintext by design or has authenticated.
-    /// `owner`, if any, holds `data` (see [`Self::handle_datagram_shared`]).
+    /// `owner`, if any, holds `data` (see [`Self::handle_datagram_lent`]).
     fn handle_authentic(&mut self, now: Instant, data: &[u8], owner: Option<&Bytes>) {
         let packet = match Packet::parse(data) {
             Ok(p) => p,

@@ -146,30 +146,29 @@ impl Connection {
         !self.config.is_protected() || crate::wire::is_handshake(data)
     }
 
-    /// Authenticate and decrypt `data` into `out` (protection is on). Returns false if the
-    /// packet must be dropped (it is counted); true with `out` holding the packet, or left
-    /// empty for a handshake, which is used as it is.
-    pub(super) fn open_datagram(&mut self, now: Instant, data: &[u8], out: &mut Vec<u8>) -> bool {
-        out.clear();
+    /// Authenticate and decrypt `data` where it lies (protection is on): the length of the
+    /// packet now at its front (a handshake's whole length, used as it is), or `None` if it
+    /// must be dropped (it is counted).
+    pub(super) fn open_datagram(&mut self, now: Instant, data: &mut [u8]) -> Option<usize> {
         let Some(protection) = &mut self.protection else {
-            return true; // not called without protection: nothing to open
+            return Some(data.len()); // not called without protection: nothing to open
         };
         let proved_before = protection.peer_proved();
-        match protection.open(data, out) {
-            Ok(Opened::Packet) => {
+        match protection.open_in_place(data) {
+            Ok((Opened::Packet, len)) => {
                 if !proved_before {
                     // Answer the peer's first proof with ours: our own first one may have been
                     // lost, or (protection started mid-connection) reached it before it
                     // switched; either way it would hold its data until our next packet.
                     self.queue_control(ControlBody::KeepAlive);
                 }
-                true
+                Some(len)
             }
-            Ok(Opened::Handshake) => true,
+            Ok((Opened::Handshake, len)) => Some(len),
             Err(refused) => {
                 self.stats.protection.record(refused);
                 self.give_up_on_unproved_peer(now);
-                false
+                None
             }
         }
     }

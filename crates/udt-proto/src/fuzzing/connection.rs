@@ -23,7 +23,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use super::input::Input;
-use super::support::{pattern, CheckedSink};
+use super::support::{hand_over, pattern, CheckedSink};
 use crate::config::ConnectionConfig;
 use crate::connection::{Connection, State};
 use crate::drive::Route;
@@ -253,7 +253,7 @@ impl World {
             Route::Connection(id) => {
                 if let Some(conn) = me.conns.get_mut(&id) {
                     me.tainted |= !genuine && id == me.main;
-                    conn.handle_datagram(now, from, datagram);
+                    hand_over(conn, now, from, datagram);
                 }
             }
             Route::Accepted(conn) => {

@@ -32,7 +32,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use super::input::Input;
-use super::support::{encode_handshake, pattern, CheckedSink};
+use super::support::{encode_handshake, hand_over, pattern, CheckedSink};
 use crate::config::ConnectionConfig;
 use crate::connection::{Connection, State};
 use crate::drive::Route;
@@ -354,7 +354,7 @@ impl World {
                     .get_mut(&id)
                     .expect("the endpoint routes only to its connections");
                 c.tainted |= !genuine;
-                c.conn.handle_datagram(arrival, from, bytes);
+                hand_over(&mut c.conn, arrival, from, bytes);
                 drive(h, id, now, &mut out, &mut self.buf);
             }
             Route::Accepted(conn) => {

@@ -1,12 +1,15 @@
 //! Small pieces several fuzz bodies share: the stream pattern the simulated applications
-//! write (so a reader can check every byte it gets), handshake encoding, and a checking
-//! [`Sink`] for the drive contract.
+//! write (so a reader can check every byte it gets), handshake encoding, the runtime's three
+//! ways of handing a datagram over, and a checking [`Sink`] for the drive contract.
 
 use std::net::SocketAddr;
 
-use crate::connection::Transmit;
+use bytes::BytesMut;
+
+use crate::connection::{Connection, Transmit};
 use crate::drive::Sink;
 use crate::seq::SocketId;
+use crate::time::Instant;
 use crate::wire::{ControlBody, ControlRepr, HandshakeRepr, Packet, Timestamp, HEADER_LEN};
 
 /// Stream byte `offset` written by host `writer`: distinct per host, period 251.
@@ -24,6 +27,17 @@ pub(super) fn encode_handshake(hs: HandshakeRepr, dst: SocketId) -> Vec<u8> {
     })
     .emit(&mut out);
     out
+}
+
+/// A routed datagram to `conn` the way a runtime may hand it over, chosen by its length so
+/// the fuzzer reaches all three: by reference, in a buffer opened in place (the runtime's
+/// receive slot), or as a lent buffer whose payload the connection keeps.
+pub(super) fn hand_over(conn: &mut Connection, now: Instant, from: SocketAddr, datagram: &[u8]) {
+    match datagram.len() % 3 {
+        0 => conn.handle_datagram(now, from, datagram),
+        1 => conn.handle_datagram_mut(now, from, &mut datagram.to_vec()),
+        _ => conn.handle_datagram_lent(now, from, BytesMut::from(datagram)),
+    }
 }
 
 /// More datagrams than this from one drive means `poll_transmit` does not run dry.

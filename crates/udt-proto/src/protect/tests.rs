@@ -4,6 +4,17 @@ use super::*;
 use crate::wire::{AckRepr, ControlBody, ControlRepr, DataRepr, Packet, Timestamp};
 use crate::{MsgNumber, SeqNumber};
 
+impl Protection {
+    /// [`Protection::open_in_place`] on a copy of `datagram`, the packet left in `out`.
+    fn open(&mut self, datagram: &[u8], out: &mut Vec<u8>) -> Result<Opened, Refused> {
+        out.clear();
+        out.extend_from_slice(datagram);
+        let (opened, len) = self.open_in_place(out)?;
+        out.truncate(len);
+        Ok(opened)
+    }
+}
+
 fn key(fill: u8) -> SessionKey {
     SessionKey::from_bytes([fill; 32])
 }

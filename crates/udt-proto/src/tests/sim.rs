@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use bytes::Bytes;
+use bytes::BytesMut;
 use udt_netsim::{Link, LinkConfig};
 
 use crate::config::ConnectionConfig;
@@ -257,9 +257,10 @@ impl Sim {
         self.forward(Hop { src, dst, hop: 0 }, data);
     }
 
-    /// Every other datagram reaches its connection as a lent buffer (as the runtime hands
-    /// over GRO trains), the rest by reference, so every simulation runs both paths.
-    fn arrive(&mut self, src: usize, dst: usize, data: Vec<u8>) {
+    /// Datagrams reach their connections in turn as a lent buffer (as the runtime hands over
+    /// GRO trains), as a mutable slot (the runtime's other datagrams) and by reference, so
+    /// every simulation runs all three paths.
+    fn arrive(&mut self, src: usize, dst: usize, mut data: Vec<u8>) {
         if self.nodes[dst].dead {
             if self.nodes[dst].port_closed {
                 self.port_unreachable(src, dst);
@@ -267,8 +268,7 @@ impl Sim {
             return;
         }
         self.datagrams += 1;
-        let lend = self.datagrams % 2 == 0;
-        let data = Bytes::from(data);
+        let path = self.datagrams % 3;
         let from = self.nodes[src].addr;
         let now = self.now;
         let node = &mut self.nodes[dst];
@@ -277,7 +277,10 @@ impl Sim {
             .route(now, now, from, &data, |_| true, &mut self.sink)
         {
             Route::Connection(id) => match node.conns.get_mut(&id) {
-                Some(conn) if lend => conn.handle_datagram_shared(now, from, &data, &data),
+                Some(conn) if path == 0 => {
+                    conn.handle_datagram_lent(now, from, BytesMut::from(&data[..]))
+                }
+                Some(conn) if path == 1 => conn.handle_datagram_mut(now, from, &mut data),
                 Some(conn) => conn.handle_datagram(now, from, &data),
                 None => {}
             },

@@ -1,6 +1,7 @@
-//! Receive buffers lent to connections: a GRO train read whole is frozen into a
-//! reference-counted buffer, and its packets' payloads stay there as slices in the receive
-//! buffer, so the reader's copy is the only one after the kernel's.
+//! Receive buffers lent to connections: a GRO train read whole becomes a reference-counted
+//! allocation, cut into datagrams that each own their part (so a protected one is opened
+//! where it lies), and its packets' payloads stay there as slices in the receive buffer, so
+//! the reader's copy is the only one after the kernel's.
 //!
 //! A held packet keeps its whole buffer alive (a 64 KiB train buffer for one 1.5 KiB
 //! packet, if that is all that is left unread), so lending is bounded: only well-filled
@@ -24,7 +25,8 @@ const FREE_MAX: usize = 8;
 pub(crate) struct Lending {
     /// Capacity of every buffer.
     slot: usize,
-    /// One reference to each buffer lent, oldest first.
+    /// One reference to each buffer lent, oldest first: an empty handle on its allocation,
+    /// past the bytes lent.
     lent: VecDeque<Bytes>,
     free: Vec<BytesMut>,
 }
@@ -56,11 +58,12 @@ impl Lending {
         self.lent.len() < LENT_MAX
     }
 
-    /// Freezes `buf` for lending, keeping track of it until every slice of it is dropped.
-    pub(crate) fn lend(&mut self, buf: BytesMut) -> Bytes {
-        let frozen = buf.freeze();
-        self.lent.push_back(frozen.clone());
-        frozen
+    /// Shares `buf`'s allocation for lending, keeping track of it until every part of it
+    /// is dropped; `buf`'s bytes are returned, to be cut into datagrams.
+    pub(crate) fn lend(&mut self, mut buf: BytesMut) -> BytesMut {
+        let tracker = buf.split_off(buf.len()).freeze();
+        self.lent.push_back(tracker);
+        buf
     }
 
     /// Buffers out now.
@@ -94,8 +97,8 @@ mod tests {
         let mut buf = lending.fresh();
         buf.extend_from_slice(&[7; 3000]);
         let addr = buf.as_ptr();
-        let lent = lending.lend(buf);
-        let packet = lent.slice(100..1600);
+        let mut lent = lending.lend(buf);
+        let packet = lent.split_off(100).split_to(1500).freeze();
         drop(lent);
         assert_eq!(lending.lent(), 1);
         let other = lending.fresh();
@@ -104,7 +107,11 @@ mod tests {
         assert!(lending.can_lend());
         assert_eq!(lending.lent(), 0);
         let again = lending.fresh();
-        assert_eq!(again.as_ptr(), addr, "the same allocation, reused");
+        assert_eq!(
+            again.as_ptr(),
+            addr,
+            "the same allocation, reused from its start"
+        );
         assert!(again.is_empty() && again.capacity() >= 4096);
     }
 
@@ -115,7 +122,7 @@ mod tests {
             .map(|_| {
                 let mut buf = lending.fresh();
                 buf.extend_from_slice(b"train");
-                lending.lend(buf)
+                lending.lend(buf).freeze()
             })
             .collect();
         assert!(!lending.can_lend());

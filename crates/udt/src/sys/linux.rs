@@ -11,11 +11,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::null_mut;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 
 use super::errqueue::{is_icmp_report, ErrorQueue};
 use super::lending::Lending;
-use super::segments::{plan, Queued, Run};
+use super::segments::{plan, Cut, Datagram, Queued, Run};
 use super::{sockaddr_from_std, sockaddr_to_std};
 
 /// Datagrams (or GRO trains) per `recvmmsg` call, and queued datagrams per `sendmmsg`.
@@ -31,14 +31,15 @@ const UDP_GRO: libc::c_int = 104;
 
 /// Receive side: slots filled by one `recvmmsg`. Without GRO a slot holds one datagram; with
 /// GRO a slot may hold a train of equal-size datagrams, cut apart by the segment size that
-/// [`RecvBatch::info`] reports, and a well-filled train may be lent whole to the connections
-/// ([`RecvBatch::lend_trains`]).
+/// [`RecvBatch::info`] reports, and a well-filled train may be lent to the connections
+/// ([`RecvBatch::lend_trains`]). [`RecvBatch::datagrams`] hands out every datagram mutable,
+/// so that a connection opens a protected one where the kernel wrote it.
 pub(crate) struct RecvBatch {
     /// One buffer per slot, of `slot` bytes' capacity; its length is what the last call read.
     bufs: Vec<BytesMut>,
-    /// Slots of the last batch lent out: the slot's bytes, frozen (`bufs[i]` is then a
-    /// fresh buffer for the next call).
-    lent: Vec<Option<Bytes>>,
+    /// Slots of the last batch lent out: the slot's bytes, to be cut into datagrams that own
+    /// their parts (`bufs[i]` is then a fresh buffer for the next call).
+    lent: Vec<Option<BytesMut>>,
     /// Where lent buffers come back (GRO only).
     lending: Option<Lending>,
     slot: usize,
@@ -149,14 +150,15 @@ impl RecvBatch {
     }
 
     /// Lends each GRO train of the last batch that holds enough datagrams, while the bound
-    /// on buffers out allows: [`Self::lent`] then gives its bytes as a shared buffer.
+    /// on buffers out allows: [`Self::datagrams`] then hands out its datagrams as handles
+    /// on the train's allocation.
     pub(crate) fn lend_trains(&mut self) {
         // Taken out for the loop, which also reads the slots' control messages.
         let Some(mut lending) = self.lending.take() else {
             return;
         };
         for i in 0..self.count {
-            if self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+            if truncated(&self.hdrs[i]) {
                 continue;
             }
             let segments = match self.info(i).segment {
@@ -172,16 +174,19 @@ impl RecvBatch {
         self.lending = Some(lending);
     }
 
-    /// Slot `i`'s bytes as a shared buffer, if [`Self::lend_trains`] lent it.
-    pub(crate) fn lent(&self, i: usize) -> Option<&Bytes> {
+    /// Slot `i`'s bytes, if [`Self::lend_trains`] lent it and [`Self::datagrams`] has not
+    /// cut it yet.
+    #[cfg(test)]
+    pub(crate) fn lent(&self, i: usize) -> Option<&BytesMut> {
         self.lent.get(i)?.as_ref()
     }
 
     /// Slot `i` of the last batch: its source and bytes (`None` for an unknown family, or a
     /// datagram longer than the slot: its tail is gone, and a cut data packet would otherwise
     /// parse as a shorter, wrong one).
+    #[cfg(test)]
     pub(crate) fn get(&self, i: usize) -> Option<(SocketAddr, &[u8])> {
-        if i >= self.count || self.hdrs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+        if i >= self.count || truncated(&self.hdrs[i]) {
             return None;
         }
         let from = sockaddr_to_std(&self.addrs[i])?;
@@ -192,38 +197,84 @@ impl RecvBatch {
         Some((from, bytes))
     }
 
+    /// Every datagram of the last batch, slot by slot, GRO trains cut apart: its slot's
+    /// arrival stamp and GRO segment size, its source, and its bytes (a lent train's as
+    /// handles on the train, the others in the batch's slots). Slots that [`Self::get`]
+    /// would refuse are skipped. A lent train's datagrams are handed out once.
+    pub(crate) fn datagrams(
+        &mut self,
+    ) -> impl Iterator<Item = (SlotInfo, SocketAddr, Datagram<'_>)> + '_ {
+        let Self {
+            bufs,
+            lent,
+            hdrs,
+            addrs,
+            count,
+            ..
+        } = self;
+        let slots = bufs.iter_mut().zip(lent.iter_mut());
+        let heads = hdrs.iter().zip(addrs.iter());
+        slots
+            .zip(heads)
+            .take(*count)
+            .filter_map(|((buf, lent), (hdr, addr))| {
+                if truncated(hdr) {
+                    return None;
+                }
+                let from = sockaddr_to_std(addr)?;
+                let info = slot_info(&hdr.msg_hdr);
+                let cut = match lent.take() {
+                    Some(train) => Cut::train(train, info.segment),
+                    None => Cut::slot(&mut buf[..], info.segment),
+                };
+                Some(cut.map(move |d| (info, from, d)))
+            })
+            .flatten()
+    }
+
     /// The kernel's arrival time and GRO segment size of slot `i`.
     pub(crate) fn info(&self, i: usize) -> SlotInfo {
-        let mut info = SlotInfo::default();
         if i >= self.count {
-            return info;
+            return SlotInfo::default();
         }
-        let hdr = &self.hdrs[i].msg_hdr;
-        // SAFETY: `hdr` was filled by recvmmsg; its control pointer and length describe
-        // `self.ctrl[i]`, and the CMSG macros stay within `msg_controllen`.
-        unsafe {
-            let mut cmsg = libc::CMSG_FIRSTHDR(hdr);
-            while !cmsg.is_null() {
-                let c = &*cmsg;
-                let len = c.cmsg_len as usize;
-                let data = libc::CMSG_DATA(cmsg);
-                if c.cmsg_level == libc::SOL_SOCKET
-                    && c.cmsg_type == libc::SCM_TIMESTAMPNS
-                    && len >= libc::CMSG_LEN(size_of::<libc::timespec>() as u32) as usize
-                {
-                    info.arrival = timestamp(data.cast::<libc::timespec>().read_unaligned());
-                } else if c.cmsg_level == libc::SOL_UDP
-                    && c.cmsg_type == UDP_GRO
-                    && len >= libc::CMSG_LEN(size_of::<libc::c_int>() as u32) as usize
-                {
-                    let seg = data.cast::<libc::c_int>().read_unaligned();
-                    info.segment = usize::try_from(seg).ok().filter(|&s| s > 0);
-                }
-                cmsg = libc::CMSG_NXTHDR(hdr, cmsg);
-            }
-        }
-        info
+        slot_info(&self.hdrs[i].msg_hdr)
     }
+}
+
+/// Whether the kernel cut the slot's datagram short (longer than the slot).
+fn truncated(hdr: &libc::mmsghdr) -> bool {
+    hdr.msg_hdr.msg_flags & libc::MSG_TRUNC != 0
+}
+
+/// What a received slot's control messages say: arrival time and GRO segment size.
+fn slot_info(hdr: &libc::msghdr) -> SlotInfo {
+    let mut info = SlotInfo::default();
+    // SAFETY: a batch's headers are all-zero (no control messages) or were filled by
+    // recvmmsg; their control pointer and length then describe the slot's entry in the
+    // batch's `ctrl`, which is never reallocated, and the CMSG macros stay within
+    // `msg_controllen`.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(hdr);
+        while !cmsg.is_null() {
+            let c = &*cmsg;
+            let len = c.cmsg_len as usize;
+            let data = libc::CMSG_DATA(cmsg);
+            if c.cmsg_level == libc::SOL_SOCKET
+                && c.cmsg_type == libc::SCM_TIMESTAMPNS
+                && len >= libc::CMSG_LEN(size_of::<libc::timespec>() as u32) as usize
+            {
+                info.arrival = timestamp(data.cast::<libc::timespec>().read_unaligned());
+            } else if c.cmsg_level == libc::SOL_UDP
+                && c.cmsg_type == UDP_GRO
+                && len >= libc::CMSG_LEN(size_of::<libc::c_int>() as u32) as usize
+            {
+                let seg = data.cast::<libc::c_int>().read_unaligned();
+                info.segment = usize::try_from(seg).ok().filter(|&s| s > 0);
+            }
+            cmsg = libc::CMSG_NXTHDR(hdr, cmsg);
+        }
+    }
+    info
 }
 
 fn timestamp(ts: libc::timespec) -> Option<Duration> {
@@ -743,12 +794,9 @@ mod tests {
         let (mut got, mut slots) = (Vec::new(), 0);
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         while got.len() < want && std::time::Instant::now() < deadline {
-            let n = batch.recv(rx.as_raw_fd()).unwrap();
-            for i in 0..n {
-                let (_, buf) = batch.get(i).unwrap();
-                slots += 1;
-                got.extend(super::super::split(buf, batch.info(i).segment).map(<[u8]>::to_vec));
-            }
+            slots += batch.recv(rx.as_raw_fd()).unwrap();
+            batch.lend_trains();
+            got.extend(batch.datagrams().map(|(_, _, d)| d.bytes().to_vec()));
         }
         (got, slots)
     }
@@ -824,6 +872,15 @@ mod tests {
                 }
                 None => assert!(train < LEND_MIN_SEGMENTS),
             }
+            let lent = batch.lent(0).is_some();
+            let cut: Vec<(bool, Vec<u8>)> = batch
+                .datagrams()
+                .map(|(_, _, d)| (matches!(d, Datagram::Lent(_)), d.bytes().to_vec()))
+                .collect();
+            let expect: Vec<(bool, Vec<u8>)> =
+                (0..train).map(|i| (lent, vec![i as u8; 1000])).collect();
+            assert_eq!(cut, expect, "cut into its datagrams, lent ones as handles");
+            assert!(batch.lent(0).is_none(), "a lent train is handed out once");
         }
     }
 

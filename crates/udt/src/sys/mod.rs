@@ -21,7 +21,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 
 pub(crate) use errqueue::{is_icmp_report, ErrorQueue};
 pub(crate) use linux::{set_precise_timers, wait, RecvBatch, SendBatch, Waker};
-pub(crate) use segments::split;
+pub(crate) use segments::Datagram;
 
 /// Kernel socket buffer we ask for in each direction: about 5 ms at 10 Gbit/s, enough to ride
 /// out the I/O thread being descheduled for a moment.

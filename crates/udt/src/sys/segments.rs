@@ -1,12 +1,15 @@
 //! The pure halves of UDP segmentation offload: cutting a coalesced receive buffer (`UDP_GRO`)
-//! back into datagrams, and grouping queued datagrams into segmentation-offload sends
-//! (`UDP_SEGMENT`). No system calls here, so both are unit-tested on their own.
+//! back into datagrams (slices of the batch's slot, or handles on a lent train), and grouping
+//! queued datagrams into segmentation-offload sends (`UDP_SEGMENT`). No system calls here, so
+//! both are unit-tested on their own.
 //!
 //! A GRO buffer is a train of datagrams of `gso_size` bytes each, the last possibly shorter;
 //! the kernel says `gso_size` in a control message. A GSO send is the mirror image: one
 //! buffer, one destination, all segments but the last of equal size.
 
 use std::net::SocketAddr;
+
+use bytes::BytesMut;
 
 /// Most segments one GSO send may carry (the kernel's `UDP_MAX_SEGMENTS` is 64 on older
 /// kernels, 128 on newer ones).
@@ -15,17 +18,83 @@ pub(crate) const MAX_SEGMENTS: usize = 64;
 /// IPv6 and UDP headers.
 pub(crate) const MAX_GSO_BYTES: usize = 65_535 - 40 - 8;
 
-/// The datagrams in a received buffer of `buf.len()` bytes whose segment size the kernel
-/// reported as `seg` (`None` or 0: not coalesced, one datagram). Total for any input: at
-/// most `buf.len() / seg + 1` slices, each within `buf`; an empty buffer is one empty
-/// datagram, as UDP allows.
-pub(crate) fn split(buf: &[u8], seg: Option<usize>) -> impl Iterator<Item = &[u8]> {
-    let seg = match seg {
-        Some(s) if s > 0 && s < buf.len() => s,
-        _ => buf.len().max(1),
-    };
-    let single = buf.is_empty().then_some(buf);
-    single.into_iter().chain(buf.chunks(seg))
+/// One datagram of a received slot, and where its bytes lie.
+#[derive(Debug)]
+pub(crate) enum Datagram<'a> {
+    /// In the batch's own slot, which the next read reuses: it may be changed in place (a
+    /// protected packet opened), but what is kept must be copied out.
+    InSlot(&'a mut [u8]),
+    /// Cut from a lent train: a handle of its own on the train's allocation, which a
+    /// connection may keep (a data packet's payload stays there).
+    Lent(BytesMut),
+}
+
+impl Datagram<'_> {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Self::InSlot(bytes) => bytes,
+            Self::Lent(bytes) => bytes,
+        }
+    }
+}
+
+/// The datagrams in a received slot of `len` bytes whose segment size the kernel reported
+/// as `seg` (`None` or 0: not coalesced, one datagram). Total for any input: at most
+/// `len / seg + 1` datagrams, each within the slot; an empty slot is one empty datagram, as
+/// UDP allows.
+#[derive(Debug)]
+pub(crate) struct Cut<'a> {
+    seg: usize,
+    slot: Option<&'a mut [u8]>,
+    train: Option<BytesMut>,
+}
+
+impl<'a> Cut<'a> {
+    /// The datagrams of a slot's bytes, each a mutable slice of them.
+    pub(crate) fn slot(buf: &'a mut [u8], seg: Option<usize>) -> Self {
+        Self {
+            seg: segment_size(buf.len(), seg),
+            slot: Some(buf),
+            train: None,
+        }
+    }
+
+    /// The datagrams of a lent train, each a handle of its own on the allocation.
+    pub(crate) fn train(buf: BytesMut, seg: Option<usize>) -> Self {
+        Self {
+            seg: segment_size(buf.len(), seg),
+            slot: None,
+            train: Some(buf),
+        }
+    }
+}
+
+impl<'a> Iterator for Cut<'a> {
+    type Item = Datagram<'a>;
+
+    fn next(&mut self) -> Option<Datagram<'a>> {
+        if let Some(train) = &mut self.train {
+            if train.len() > self.seg {
+                return Some(Datagram::Lent(train.split_to(self.seg)));
+            }
+            return self.train.take().map(Datagram::Lent);
+        }
+        let slot = self.slot.take()?;
+        if slot.len() > self.seg {
+            let (head, tail) = slot.split_at_mut(self.seg);
+            self.slot = Some(tail);
+            return Some(Datagram::InSlot(head));
+        }
+        Some(Datagram::InSlot(slot))
+    }
+}
+
+/// Where to cut a slot of `len` bytes: at the reported size if it is one, else nowhere.
+fn segment_size(len: usize, seg: Option<usize>) -> usize {
+    match seg {
+        Some(s) if s > 0 && s < len => s,
+        _ => len.max(1),
+    }
 }
 
 /// One datagram queued for sending: where to, and where its bytes sit: `len` bytes in the
@@ -103,24 +172,63 @@ mod tests {
 
     use super::*;
 
+    /// Both kinds of slot cut alike: the datagrams' bytes, in order.
+    fn cut(buf: &[u8], seg: Option<usize>) -> Vec<Vec<u8>> {
+        let mut slot = buf.to_vec();
+        let in_slot: Vec<Vec<u8>> = Cut::slot(&mut slot, seg)
+            .map(|d| {
+                assert!(matches!(d, Datagram::InSlot(_)));
+                d.bytes().to_vec()
+            })
+            .collect();
+        let lent: Vec<Vec<u8>> = Cut::train(BytesMut::from(buf), seg)
+            .map(|d| {
+                assert!(matches!(d, Datagram::Lent(_)));
+                d.bytes().to_vec()
+            })
+            .collect();
+        assert_eq!(in_slot, lent);
+        lent
+    }
+
     #[test]
-    fn split_cuts_a_train_with_a_short_tail() {
+    fn a_train_is_cut_with_a_short_tail() {
         let buf: Vec<u8> = (0..10).collect();
-        let parts: Vec<&[u8]> = split(&buf, Some(4)).collect();
-        assert_eq!(parts, [&buf[0..4], &buf[4..8], &buf[8..10]]);
+        assert_eq!(cut(&buf, Some(4)), [&buf[0..4], &buf[4..8], &buf[8..10]]);
         // Not coalesced, a segment size of 0 or at least the buffer: one datagram.
         for seg in [None, Some(0), Some(10), Some(99)] {
-            assert_eq!(split(&buf, seg).collect::<Vec<_>>(), [&buf[..]]);
+            assert_eq!(cut(&buf, seg), [&buf[..]]);
         }
-        assert_eq!(split(&[], Some(4)).collect::<Vec<_>>(), [&[] as &[u8]]);
+        assert_eq!(cut(&[], Some(4)), [&[] as &[u8]]);
+    }
+
+    #[test]
+    fn datagrams_cut_from_a_train_share_its_allocation_and_change_alone() {
+        let mut train = BytesMut::with_capacity(64);
+        train.extend_from_slice(&[1; 30]);
+        let base = train.as_ptr();
+        let mut parts: Vec<BytesMut> = Cut::train(train, Some(10))
+            .map(|d| match d {
+                Datagram::Lent(b) => b,
+                Datagram::InSlot(_) => unreachable!("a train is cut into lent datagrams"),
+            })
+            .collect();
+        assert_eq!(parts.len(), 3);
+        for (i, part) in parts.iter().enumerate() {
+            assert_eq!(part.as_ptr(), base.wrapping_add(10 * i), "no copy");
+        }
+        parts[1].fill(2);
+        assert_eq!(&parts[0][..], &[1; 10]);
+        assert_eq!(&parts[1][..], &[2; 10]);
+        assert_eq!(&parts[2][..], &[1; 10]);
     }
 
     proptest! {
         #[test]
-        fn split_is_total_and_lossless(len in 0usize..3000, seg in proptest::option::of(0usize..2000)) {
+        fn cutting_is_total_and_lossless(len in 0usize..3000, seg in proptest::option::of(0usize..2000)) {
             let buf = vec![7u8; len];
-            let parts: Vec<&[u8]> = split(&buf, seg).collect();
-            prop_assert_eq!(parts.iter().map(|p| p.len()).sum::<usize>(), len);
+            let parts = cut(&buf, seg);
+            prop_assert_eq!(parts.iter().map(Vec::len).sum::<usize>(), len);
             prop_assert!(parts.len() <= len / seg.unwrap_or(1).max(1) + 1);
             if let Some(s) = seg.filter(|&s| s > 0) {
                 prop_assert!(parts.iter().all(|p| p.len() <= s.max(len)));
