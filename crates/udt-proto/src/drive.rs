@@ -178,6 +178,8 @@ impl Connection {
 
 #[cfg(test)]
 mod tests {
+    use bytes::BytesMut;
+
     use super::*;
     use crate::config::ConnectionConfig;
     use crate::connection::{Event, State};
@@ -191,12 +193,20 @@ mod tests {
     /// does; `admit` is the listener's answer to "is there room". Returns the caller, what the
     /// listener accepted, and the listener's endpoint.
     fn handshake(admit: bool) -> (Connection, Vec<Connection>, Endpoint) {
+        handshake_with(admit, &ConnectionConfig::default())
+    }
+
+    /// [`handshake`] with both sides configured as `config`.
+    fn handshake_with(
+        admit: bool,
+        config: &ConnectionConfig,
+    ) -> (Connection, Vec<Connection>, Endpoint) {
         let now = Instant::ZERO;
         let (a, b) = (addr(1), addr(2));
         let mut client = Endpoint::new(1);
         let mut server = Endpoint::new(2);
-        server.listen(ConnectionConfig::default());
-        let mut caller = client.connect(now, b, ConnectionConfig::default()).unwrap();
+        server.listen(config.clone());
+        let mut caller = client.connect(now, b, config.clone()).unwrap();
         let mut accepted: Vec<Connection> = Vec::new();
         let (mut to_server, mut to_client) = (VecSink::default(), VecSink::default());
         for _ in 0..4 {
@@ -317,6 +327,62 @@ mod tests {
             sink.lent
         );
         assert_eq!(got, data);
+    }
+
+    /// Sealed data packets handed over as parts of one received train (as the runtime cuts a
+    /// GRO train) are opened where they lie, and the receiver keeps their payloads there: every
+    /// chunk a reader takes points into the train's allocation, and the bytes are the data.
+    #[test]
+    fn sealed_payloads_handed_over_lent_stay_in_their_train() {
+        let mut config = ConnectionConfig::default();
+        config.session_key(Some(crate::protect::SessionKey::from_bytes([5; 32])));
+        let (mut caller, mut accepted, _server) = handshake_with(true, &config);
+        let mut receiver = accepted.remove(0);
+        let data: Vec<u8> = (0..60_000u32).map(|i| (i % 251) as u8).collect();
+        let mut now = Instant::ZERO + std::time::Duration::from_millis(100);
+        assert_eq!(caller.send(now, &data), Ok(data.len()));
+        let (mut to_receiver, mut to_caller) = (VecSink::default(), VecSink::default());
+        let (mut got, mut trains, mut outside) = (Vec::new(), Vec::new(), 0);
+        for _ in 0..200 {
+            caller.drive(now, &mut to_receiver);
+            let datagrams = std::mem::take(&mut to_receiver.datagrams);
+            let mut train = BytesMut::new();
+            for (_, datagram) in &datagrams {
+                train.extend_from_slice(datagram);
+            }
+            let base = train.as_ptr() as usize;
+            trains.push(base..base + train.len());
+            for (_, datagram) in &datagrams {
+                let part = train.split_to(datagram.len());
+                receiver.handle_datagram_lent(now, addr(1), part);
+            }
+            receiver.drive(now, &mut to_caller);
+            for (_, datagram) in std::mem::take(&mut to_caller.datagrams) {
+                caller.handle_datagram(now, addr(2), &datagram);
+            }
+            let mut chunks = Vec::new();
+            while receiver.recv_chunks(&mut chunks, usize::MAX).unwrap_or(0) > 0 {}
+            for chunk in chunks {
+                let at = chunk.as_ptr() as usize;
+                if !trains.iter().any(|t| t.contains(&at)) {
+                    outside += 1;
+                }
+                got.extend_from_slice(&chunk);
+            }
+            if got.len() == data.len() {
+                break;
+            }
+            now += std::time::Duration::from_millis(1);
+        }
+        assert!(
+            receiver.is_peer_authenticated(),
+            "the packets were sealed and opened"
+        );
+        assert_eq!(got, data);
+        assert_eq!(
+            outside, 0,
+            "every payload read lies in a train it arrived in"
+        );
     }
 
     /// Events are coalesced: a connection nobody drains holds each kind at most once.

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use udt_netsim::{Link, LinkConfig};
 
 use crate::config::ConnectionConfig;
@@ -278,7 +278,9 @@ impl Sim {
         {
             Route::Connection(id) => match node.conns.get_mut(&id) {
                 Some(conn) if path == 0 => {
-                    conn.handle_datagram_lent(now, from, BytesMut::from(&data[..]))
+                    // The datagram's own allocation, uncopied (the buffer is unique).
+                    let data = BytesMut::from(Bytes::from(data));
+                    conn.handle_datagram_lent(now, from, data);
                 }
                 Some(conn) if path == 1 => conn.handle_datagram_mut(now, from, &mut data),
                 Some(conn) => conn.handle_datagram(now, from, &data),
