@@ -199,8 +199,9 @@ impl RecvBatch {
 
     /// Every datagram of the last batch, slot by slot, GRO trains cut apart: its slot's
     /// arrival stamp and GRO segment size, its source, and its bytes (a lent train's as
-    /// handles on the train, the others in the batch's slots). Slots that [`Self::get`]
-    /// would refuse are skipped. A lent train's datagrams are handed out once.
+    /// handles on the train, the others in the batch's slots). A slot the kernel cut short
+    /// (`MSG_TRUNC`: a longer datagram would parse as a shorter, wrong one) or from an
+    /// unknown address family is skipped. A lent train's datagrams are handed out once.
     pub(crate) fn datagrams(
         &mut self,
     ) -> impl Iterator<Item = (SlotInfo, SocketAddr, Datagram<'_>)> + '_ {
