@@ -52,6 +52,31 @@ impl Connection {
         DataOut::Nothing
     }
 
+    /// What [`Connection::drive`] would change in a connection that nothing reached since its
+    /// last drive and whose deadline has not come: a sender whose pacing slot has come with
+    /// nothing to send forgives its lateness, as [`Self::poll_data`] does; nothing else. The
+    /// simulator calls this in place of `drive` for such connections, which at most steps are
+    /// most of them.
+    #[cfg(test)]
+    pub(crate) fn drive_idle(&mut self, now: Instant) {
+        if !matches!(self.state, State::Connected | State::Closing)
+            || self.awaiting_peer_proof()
+            || !self.snd.pacer.may_send(now, self.earliest_send())
+        {
+            return;
+        }
+        // Had there been anything to send, the deadline would have come.
+        debug_assert!(
+            self.snd.loss.is_empty(),
+            "an idle sender with losses to resend"
+        );
+        debug_assert!(
+            !(self.window_open() && self.snd.buffer.unsent().is_some()),
+            "an idle sender with new data it may send"
+        );
+        self.snd.pacer.on_idle(now);
+    }
+
     /// When the next data packet may go, if there is one to send.
     pub(super) fn next_send_time(&self) -> Option<Instant> {
         if !matches!(self.state, State::Connected | State::Closing) || self.awaiting_peer_proof() {

@@ -129,7 +129,8 @@ fn connect_due(sim: &mut Sim, flows: &[Flow], ends: &mut [Ends], start: crate::t
     }
 }
 
-/// Keep every sender's buffer full and drain every receiver; adds bytes read per flow.
+/// Keep every sender's buffer full and drain every receiver; adds bytes read per flow. A
+/// connection is taken to act on only when there is something to do (see `Sim::peek`).
 fn pump(sim: &mut Sim, ends: &mut [Ends], chunk: &[u8], rbuf: &mut [u8], got: &mut [u64]) {
     for (i, (client, c, server, s)) in ends.iter_mut().enumerate() {
         let Some(c) = *c else { continue };
@@ -137,18 +138,13 @@ fn pump(sim: &mut Sim, ends: &mut [Ends], chunk: &[u8], rbuf: &mut [u8], got: &m
             *s = sim.nodes[*server].accepted.first().copied();
         }
         let now = sim.now;
-        let conn = sim.conn(*client, c);
-        if conn.state() == State::Connected {
+        let sender = sim.peek(*client, c);
+        if sender.state() == State::Connected && sender.send_buffer_free() > chunk.len() {
+            let conn = sim.conn(*client, c);
             while conn.send_buffer_free() > chunk.len() && conn.send(now, chunk).is_ok() {}
         }
         if let Some(s) = s {
-            let conn = sim.conn(*server, *s);
-            while let Ok(n) = conn.recv(rbuf) {
-                if n == 0 {
-                    break;
-                }
-                got[i] += n as u64;
-            }
+            got[i] += sim.read_all(*server, *s, rbuf);
         }
     }
 }

@@ -98,7 +98,8 @@ fn build(sim: &mut Sim, path: Path, flows: &[Flow], seed: u64) -> (usize, Vec<En
     (shared, ends)
 }
 
-/// Fill the send buffers of the flows active at `t` and drain every receiver.
+/// Fill the send buffers of the flows active at `t` and drain every receiver (a connection
+/// taken to act on only when there is something to do, see `Sim::peek`).
 fn pump(sim: &mut Sim, flows: &[Flow], ends: &mut [Ends], t: Duration, got: &mut [u64]) {
     let chunk = [0u8; 64 * 1024];
     let mut rbuf = [0u8; 64 * 1024];
@@ -107,18 +108,14 @@ fn pump(sim: &mut Sim, flows: &[Flow], ends: &mut [Ends], t: Duration, got: &mut
             *s = sim.nodes[*server].accepted.first().copied();
         }
         let now = sim.now;
-        let conn = sim.conn(*client, *c);
-        if flows[i].active(t) && conn.state() == State::Connected {
+        let sender = sim.peek(*client, *c);
+        let room = sender.send_buffer_free() > chunk.len();
+        if flows[i].active(t) && sender.state() == State::Connected && room {
+            let conn = sim.conn(*client, *c);
             while conn.send_buffer_free() > chunk.len() && conn.send(now, &chunk).is_ok() {}
         }
         if let Some(s) = s {
-            let conn = sim.conn(*server, *s);
-            while let Ok(n) = conn.recv(&mut rbuf) {
-                if n == 0 {
-                    break;
-                }
-                got[i] += n as u64;
-            }
+            got[i] += sim.read_all(*server, *s, &mut rbuf);
         }
     }
 }

@@ -151,15 +151,17 @@ fn build(sim: &mut Sim, flows: &[Flow], link: Link, seed: u64) -> (usize, Vec<En
     (shared, ends)
 }
 
-/// Keep every sender's buffer full and drain every receiver; returns bytes read per flow.
+/// Keep every sender's buffer full and drain every receiver; returns bytes read per flow. A
+/// connection is taken to act on only when there is something to do (see `Sim::peek`).
 fn pump(sim: &mut Sim, ends: &mut [Ends], chunk: &[u8], rbuf: &mut [u8], got: &mut [u64]) {
     for (i, (client, c, server, s)) in ends.iter_mut().enumerate() {
         if s.is_none() {
             *s = sim.nodes[*server].accepted.first().copied();
         }
         let now = sim.now;
-        let conn = sim.conn(*client, *c);
-        if conn.state() == State::Connected {
+        let sender = sim.peek(*client, *c);
+        if sender.state() == State::Connected && sender.send_buffer_free() > chunk.len() / 2 {
+            let conn = sim.conn(*client, *c);
             while conn.send_buffer_free() > chunk.len() / 2 {
                 if conn.send(now, chunk).is_err() {
                     break;
@@ -167,13 +169,7 @@ fn pump(sim: &mut Sim, ends: &mut [Ends], chunk: &[u8], rbuf: &mut [u8], got: &m
             }
         }
         if let Some(s) = s {
-            let conn = sim.conn(*server, *s);
-            while let Ok(n) = conn.recv(rbuf) {
-                if n == 0 {
-                    break;
-                }
-                got[i] += n as u64;
-            }
+            got[i] += sim.read_all(*server, *s, rbuf);
         }
     }
 }

@@ -4,6 +4,19 @@
 //! to another is a list of links that a datagram crosses in turn (an access link, then a
 //! shared bottleneck, say). The clock jumps straight to the next deadline of any link or
 //! connection, so a 10-second 1 Gbit/s transfer takes well under a second of CPU.
+//!
+//! Every step drives every connection, as this simulator always has: its results (and every
+//! bar tuned on them) rest on it. Driving a connection that nothing reached since its last
+//! drive (no datagram, ICMP hint or application call through [`Sim::conn`]) and whose
+//! deadline has not come changes one thing at most: a sender whose pacing slot has come but
+//! that has nothing to send forgives its lateness (`Pacer::on_idle`). So such a connection
+//! gets only that ([`Connection::drive_idle`]), which is the same step at a fraction of the
+//! cost (the full drives took most of the simulator's time). Tests that look at a connection
+//! without acting on it use [`Sim::peek`], so that it is not marked as reached.
+//!
+//! The threaded runtime drives a connection only when something reached it or its deadline
+//! came, so it never forgives at those extra steps: a window-limited sender there pays its
+//! lateness back as a burst when the window opens (BENCHMARKS.md, session 47).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -42,6 +55,23 @@ pub(crate) struct Node {
     /// A dead node's port is closed: each datagram arriving draws an ICMP port unreachable
     /// (a process that died, where `dead` alone is a host that vanished).
     pub(crate) port_closed: bool,
+    /// When each connection not retired must next be driven in full.
+    due: BTreeMap<SocketId, Due>,
+}
+
+/// A connection's next full drive: at once if something reached it, else at its deadline as
+/// of its last drive (nothing can have moved that since).
+#[derive(Debug, Clone, Copy, Default)]
+struct Due {
+    touched: bool,
+    at: Option<Instant>,
+}
+
+impl Node {
+    /// Something reached connection `id`: drive it in full at the next step.
+    fn touch(&mut self, id: SocketId) {
+        self.due.entry(id).or_default().touched = true;
+    }
 }
 
 /// The simulated network.
@@ -53,6 +83,8 @@ pub(crate) struct Sim {
     sink: VecSink,
     /// Datagrams handed to a node (for "no state per packet" checks and debugging).
     pub(crate) datagrams: u64,
+    /// The connections of one node, for a pass of a step (kept to avoid an allocation per step).
+    to_drive: Vec<SocketId>,
     /// When the application (the `run_until` closure) wants to run next, if it has a timer.
     pub(crate) app_wake: Option<Instant>,
     /// The longest control-packet and event queues any connection held when it was about to
@@ -75,6 +107,7 @@ impl Sim {
             routes: HashMap::new(),
             sink: VecSink::default(),
             datagrams: 0,
+            to_drive: Vec::new(),
             app_wake: None,
             max_queues: (0, 0),
             interceptor: None,
@@ -93,6 +126,7 @@ impl Sim {
             retired: BTreeSet::new(),
             dead: false,
             port_closed: false,
+            due: BTreeMap::new(),
         });
         n
     }
@@ -142,14 +176,41 @@ impl Sim {
             .expect("connect");
         let id = conn.local_id();
         self.nodes[src].conns.insert(id, conn);
+        self.nodes[src].touch(id);
         id
     }
 
+    /// A connection, to act on as its application: it is driven in full at the next step.
     pub(crate) fn conn(&mut self, node: usize, id: SocketId) -> &mut Connection {
-        self.nodes[node]
-            .conns
-            .get_mut(&id)
-            .expect("no such connection")
+        let node = &mut self.nodes[node];
+        let conn = node.conns.get_mut(&id).expect("no such connection");
+        if !node.retired.contains(&id) {
+            node.due.entry(id).or_default().touched = true;
+        }
+        conn
+    }
+
+    /// A connection, only to look at.
+    pub(crate) fn peek(&self, node: usize, id: SocketId) -> &Connection {
+        self.nodes[node].conns.get(&id).expect("no such connection")
+    }
+
+    /// Read everything a stream connection holds for its reader into `buf`, piece by piece;
+    /// returns the bytes read. One with nothing to read is left alone (reading it would
+    /// change nothing), so it is not marked as reached.
+    pub(crate) fn read_all(&mut self, node: usize, id: SocketId, buf: &mut [u8]) -> u64 {
+        if self.peek(node, id).readable_bytes() == 0 {
+            return 0;
+        }
+        let conn = self.conn(node, id);
+        let mut read = 0;
+        while let Ok(n) = conn.recv(buf) {
+            if n == 0 {
+                break;
+            }
+            read += n as u64;
+        }
+        read
     }
 
     /// Run until `done` returns true or `limit` of virtual time passes; returns whether `done`
@@ -196,16 +257,18 @@ impl Sim {
             .filter_map(|l| l.next_deadline())
             .map(Instant::from_duration)
             .min();
+        // A touched connection not driven since (its node is dead) may have moved its
+        // deadline: ask it.
         let conns = self
             .nodes
             .iter()
             .flat_map(|n| {
-                n.conns
-                    .iter()
-                    .filter(|(id, _)| !n.retired.contains(id))
-                    .map(|(_, c)| c)
+                n.due.iter().map(|(id, due)| match due.touched {
+                    true => n.conns.get(id).and_then(Connection::poll_timeout),
+                    false => due.at,
+                })
             })
-            .filter_map(|c| c.poll_timeout())
+            .flatten()
             .min();
         let app = self.app_wake.filter(|&t| t > self.now);
         [links, conns, app].into_iter().flatten().min()
@@ -276,37 +339,62 @@ impl Sim {
             .endpoint
             .route(now, now, from, &data, |_| true, &mut self.sink)
         {
-            Route::Connection(id) => match node.conns.get_mut(&id) {
-                Some(conn) if path == 0 => {
-                    // The datagram's own allocation, uncopied (the buffer is unique).
-                    let data = BytesMut::from(Bytes::from(data));
-                    conn.handle_datagram_lent(now, from, data);
+            Route::Connection(id) => {
+                match node.conns.get_mut(&id) {
+                    Some(conn) if path == 0 => {
+                        // The datagram's own allocation, uncopied (the buffer is unique).
+                        let data = BytesMut::from(Bytes::from(data));
+                        conn.handle_datagram_lent(now, from, data);
+                    }
+                    Some(conn) if path == 1 => conn.handle_datagram_mut(now, from, &mut data),
+                    Some(conn) => conn.handle_datagram(now, from, &data),
+                    None => return self.send_sink(dst),
                 }
-                Some(conn) if path == 1 => conn.handle_datagram_mut(now, from, &mut data),
-                Some(conn) => conn.handle_datagram(now, from, &data),
-                None => {}
-            },
+                if !node.retired.contains(&id) {
+                    node.touch(id);
+                }
+            }
             Route::Accepted(conn) => {
                 let id = conn.local_id();
                 node.conns.insert(id, *conn);
                 node.accepted.push(id);
+                node.touch(id);
             }
             Route::Done => {}
         }
         self.send_sink(dst);
     }
 
-    /// Run due timers and drain every connection's output.
+    /// Run due timers and drain every connection's output: drive each connection that
+    /// something reached or whose deadline came, and give the others what a drive would
+    /// change in them (see the module's doc). Whether a connection was reached is looked at
+    /// when its turn comes, so one reached earlier in the same pass is driven, as before.
     fn drive_connections(&mut self) {
         let now = self.now;
         for n in 0..self.nodes.len() {
             if self.nodes[n].dead {
                 continue;
             }
-            let ids: Vec<SocketId> = self.nodes[n].conns.keys().copied().collect();
-            for id in ids {
-                self.drive_one(n, id, now);
+            let mut ids = std::mem::take(&mut self.to_drive);
+            ids.clear();
+            ids.extend(self.nodes[n].due.keys().copied());
+            for &id in &ids {
+                let node = &mut self.nodes[n];
+                let Some(due) = node.due.get(&id).copied() else {
+                    continue;
+                };
+                if due.touched || due.at.is_some_and(|at| at <= now) {
+                    self.drive_one(n, id, now);
+                } else if let Some(conn) = node.conns.get_mut(&id) {
+                    conn.drive_idle(now);
+                    debug_assert_eq!(
+                        conn.poll_timeout(),
+                        due.at,
+                        "an idle drive moved a deadline"
+                    );
+                }
             }
+            self.to_drive = ids;
         }
     }
 
@@ -325,9 +413,17 @@ impl Sim {
             self.max_queues.0.max(control),
             self.max_queues.1.max(events),
         );
-        if conn.drive(now, &mut self.sink).drained {
+        let driven = conn.drive(now, &mut self.sink);
+        if driven.drained {
             node.endpoint.forget(conn);
             node.retired.insert(id);
+            node.due.remove(&id);
+        } else {
+            let due = Due {
+                touched: false,
+                at: driven.timeout,
+            };
+            node.due.insert(id, due);
         }
         self.send_sink(n);
     }
@@ -367,9 +463,13 @@ impl Sim {
     fn port_unreachable(&mut self, src: usize, dst: usize) {
         let now = self.now;
         let addr = self.nodes[dst].addr;
-        for conn in self.nodes[src].conns.values_mut() {
+        let node = &mut self.nodes[src];
+        for (id, conn) in &mut node.conns {
             if conn.remote() == addr {
                 conn.handle_unreachable(now);
+                if let Some(due) = node.due.get_mut(id) {
+                    due.touched = true;
+                }
             }
         }
     }
