@@ -16,7 +16,9 @@
 //!
 //! The threaded runtime drives a connection only when something reached it or its deadline
 //! came, so it never forgives at those extra steps: a window-limited sender there pays its
-//! lateness back as a burst when the window opens (BENCHMARKS.md, session 47).
+//! lateness back as a burst when the window opens (BENCHMARKS.md, session 47). Making the
+//! core forgive such waits instead cost `model` share beside kernel CUBIC in the lab (session
+//! 48), so that difference stays.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
