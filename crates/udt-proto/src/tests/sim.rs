@@ -259,8 +259,8 @@ impl Sim {
             .filter_map(|l| l.next_deadline())
             .map(Instant::from_duration)
             .min();
-        // A touched connection not driven since (its node is dead) may have moved its
-        // deadline: ask it.
+        // A connection reached since its last drive (after its turn in this step's pass, or
+        // on a dead node) may have moved its deadline: ask it.
         let conns = self
             .nodes
             .iter()
