@@ -185,11 +185,10 @@ impl Sim {
     /// A connection, to act on as its application: it is driven in full at the next step.
     pub(crate) fn conn(&mut self, node: usize, id: SocketId) -> &mut Connection {
         let node = &mut self.nodes[node];
-        let conn = node.conns.get_mut(&id).expect("no such connection");
         if !node.retired.contains(&id) {
-            node.due.entry(id).or_default().touched = true;
+            node.touch(id);
         }
-        conn
+        node.conns.get_mut(&id).expect("no such connection")
     }
 
     /// A connection, only to look at.
