@@ -367,6 +367,12 @@ enum Entry {
     /// estimate is what start-up took while every flow was starting). In the lab, beside 10
     /// kernel CUBIC flows, one model flow then took 1.06 times an equal share, and 1.57 without
     /// the cap; in the simulator a latecomer beside one cubic flow takes 0.64 with it.
+    /// Beside one kernel CUBIC flow at 100 Mbit/s × 40 ms, the cap and the β cut after it
+    /// start the window at 0.42 of what the flow's rate needs at the full queue's RTT (116
+    /// packets of 275), and the flow then takes 0.61-0.74 of an equal share. Entering uncut
+    /// at the estimate over the smoothed RTT took 0.95-1.13 there, but 1.6 beside 10 kernel
+    /// flows, where this entry takes 0.58 (medians of 10 and 11 lab runs; BENCHMARKS,
+    /// session 49).
     ///
     /// The floor counts as at least one ACK period ([`SYN`]): a window must cover the data
     /// between two ACKs or it stalls. Behind a 200 Mbit/s `tbf` on a veth pair (a 50 µs
