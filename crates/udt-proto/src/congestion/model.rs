@@ -364,15 +364,15 @@ enum Entry {
     Loss,
     /// The queue stayed full after the drain: start from what is in flight, at most the
     /// estimate's worth over the floor RTT (what the model would have in flight alone; the
-    /// estimate is what start-up took while every flow was starting). In the lab, beside 10
+    /// estimate is what start-up took while every flow was starting), with no cut and the
+    /// cubic epoch on its plateau ([`Competition::without_loss`]). In the lab, beside 10
     /// kernel CUBIC flows, one model flow then took 1.06 times an equal share, and 1.57 without
     /// the cap; in the simulator a latecomer beside one cubic flow takes 0.64 with it.
-    /// Beside one kernel CUBIC flow at 100 Mbit/s × 40 ms, the cap and the β cut after it
-    /// start the window at 0.42 of what the flow's rate needs at the full queue's RTT (116
-    /// packets of 275), and the flow then takes 0.61-0.74 of an equal share. Entering uncut
-    /// at the estimate over the smoothed RTT took 0.95-1.13 there, but 1.6 beside 10 kernel
-    /// flows, where this entry takes 0.58 (medians of 10 and 11 lab runs; BENCHMARKS,
-    /// session 49).
+    /// Cut by β after the cap, as after a loss, the window started at 0.42 of what the flow's
+    /// rate needed at the full queue's RTT beside one kernel CUBIC flow at 100 Mbit/s × 40 ms
+    /// (116 packets of 275), and the flow took 0.61-0.74 of an equal share over 30 s; without
+    /// the cut, 0.81-1.01. Entering uncut at the estimate over the smoothed RTT took 0.95-1.13
+    /// there, but 1.6 beside 10 kernel flows (BENCHMARKS, sessions 49 and 50).
     ///
     /// The floor counts as at least one ACK period ([`SYN`]): a window must cover the data
     /// between two ACKs or it stalls. Behind a 200 Mbit/s `tbf` on a veth pair (a 50 µs
@@ -1376,12 +1376,17 @@ impl ModelBased {
                 let front = self.sampler.front();
                 let flight = f64::from(front.offset_to(largest_sent.next()).max(0));
                 let bw = self.bandwidth_pkts().max(uncut.unwrap_or(0.0));
-                let window = match entry {
-                    Entry::Loss => flight.max(bw * self.srtt.as_secs_f64()),
-                    Entry::Drained => flight.min(bw * self.min_rtt().max(SYN).as_secs_f64()),
-                };
                 let min = self.config.min_window_pkts();
-                Competition::new(now, window, largest_sent, min, bw)
+                match entry {
+                    Entry::Loss => {
+                        let window = flight.max(bw * self.srtt.as_secs_f64());
+                        Competition::after_loss(now, window, largest_sent, min, bw)
+                    }
+                    Entry::Drained => {
+                        let window = flight.min(bw * self.min_rtt().max(SYN).as_secs_f64());
+                        Competition::without_loss(now, window, largest_sent, min, bw)
+                    }
+                }
             }
         };
         tracing::debug!(
