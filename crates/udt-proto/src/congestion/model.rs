@@ -368,11 +368,13 @@ enum Entry {
     /// cubic epoch on its plateau ([`Competition::without_loss`]). In the lab, beside 10
     /// kernel CUBIC flows, one model flow then took 1.06 times an equal share, and 1.57 without
     /// the cap; in the simulator a latecomer beside one cubic flow takes 0.64 with it.
-    /// Cut by β after the cap, as after a loss, the window started at 0.42 of what the flow's
-    /// rate needed at the full queue's RTT beside one kernel CUBIC flow at 100 Mbit/s × 40 ms
-    /// (116 packets of 275), and the flow took 0.61-0.74 of an equal share over 30 s; without
-    /// the cut, 0.81-1.01. Entering uncut at the estimate over the smoothed RTT took 0.95-1.13
-    /// there, but 1.6 beside 10 kernel flows (BENCHMARKS, sessions 49 and 50).
+    /// (Those two figures are from before this entry lost its β cut.) Cut by β after the cap,
+    /// as after a loss, the window started at 0.42 of what the flow's rate needed at the full
+    /// queue's RTT beside one kernel CUBIC flow at 100 Mbit/s × 40 ms (116 packets of 275),
+    /// and the flow took 0.60-0.74 of an equal share over 30 s; without the cut, 0.81-1.01,
+    /// and beside ten a median of 0.88 over twelve 20 s runs (0.84 with the cut, in the same
+    /// rounds). Entering uncut at the estimate over the smoothed RTT took 0.95-1.13 beside
+    /// one flow, but 1.6 beside ten (BENCHMARKS, sessions 49 and 50).
     ///
     /// The floor counts as at least one ACK period ([`SYN`]): a window must cover the data
     /// between two ACKs or it stalls. Behind a 200 Mbit/s `tbf` on a veth pair (a 50 µs

@@ -555,8 +555,8 @@ impl Competition {
     /// to where it last lost. There was no congestion event to cut for, and the caller's
     /// window already leaves the queue out (see `Entry::Drained`). Cut by β and aiming below
     /// it, as after a loss, the window stayed on the concave side for K ≈ 5-6 s: beside one
-    /// kernel CUBIC flow at 100 Mbit/s × 40 ms the model took 0.67-0.70 of an equal share over
-    /// 30 s, 0.84-1.01 without the cut (BENCHMARKS, session 50).
+    /// kernel CUBIC flow at 100 Mbit/s × 40 ms the model took 0.60-0.74 of an equal share over
+    /// 30 s, 0.81-1.01 without the cut (BENCHMARKS, session 50).
     pub(super) fn without_loss(
         now: Instant,
         window: f64,
@@ -569,6 +569,7 @@ impl Competition {
         Self::with_window(now, cubic, largest_sent, bw_at_entry)
     }
 
+    /// The competition's state around a CUBIC window already set up by the caller.
     fn with_window(
         now: Instant,
         window: CubicWindow,
