@@ -545,9 +545,8 @@ impl Competition {
         min: f64,
         bw_at_entry: f64,
     ) -> Self {
-        let mut window = CubicWindow::new(inflight, min);
-        window.restart(now, inflight * BETA, inflight * (1.0 + BETA) / 2.0);
-        Self::with_window(now, window, largest_sent, bw_at_entry)
+        let (cwnd, w_max) = (inflight * BETA, inflight * (1.0 + BETA) / 2.0);
+        Self::starting(now, inflight, cwnd, w_max, largest_sent, min, bw_at_entry)
     }
 
     /// Start competing at `now` without a loss, at `window` packets: the cubic epoch starts
@@ -564,18 +563,22 @@ impl Competition {
         min: f64,
         bw_at_entry: f64,
     ) -> Self {
-        let mut cubic = CubicWindow::new(window, min);
-        cubic.restart(now, window, window);
-        Self::with_window(now, cubic, largest_sent, bw_at_entry)
+        Self::starting(now, window, window, window, largest_sent, min, bw_at_entry)
     }
 
-    /// The competition's state around a CUBIC window already set up by the caller.
-    fn with_window(
+    /// A competition whose CUBIC window, begun at `inflight` packets, starts its epoch at
+    /// `cwnd` aiming at `w_max`.
+    fn starting(
         now: Instant,
-        window: CubicWindow,
+        inflight: f64,
+        cwnd: f64,
+        w_max: f64,
         largest_sent: SeqNumber,
+        min: f64,
         bw_at_entry: f64,
     ) -> Self {
+        let mut window = CubicWindow::new(inflight, min);
+        window.restart(now, cwnd, w_max);
         Self {
             window,
             cut_at: largest_sent,
