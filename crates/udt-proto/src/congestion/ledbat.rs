@@ -10,11 +10,18 @@
 //! the round trip at the sender instead, from its own send times:
 //! * it marks a new packet every so often (a fixed ring of 64, `ledbat/delay.rs`) and, when a
 //!   cumulative ACK passes a marker, takes `now − sent` of the *newest* marker passed as a
-//!   delay sample. That packet arrived just before the receiver sent the ACK, so the sample
-//!   is the path's round trip plus at most one marker spacing of ACK delay;
+//!   delay sample. That packet arrived at most one marker spacing before the newest one the
+//!   ACK reports on, so the sample is the path's round trip plus that spacing plus however
+//!   long the receiver held the ACK;
+//! * the receiver's hold is taken off each sample where the ACK is stamped (ours stamp the
+//!   newest packet's arrival on their ACKs; 4.11 does not): the ACK's lateness against its
+//!   stamp, above its floor of the last 10-20 s, is that hold, at most 20 ms (`AckHold` in
+//!   `ledbat/delay.rs`). A small window is acknowledged only on the 10 ms ACK timer, and
+//!   without this slow start read that wait as a queue and ended at 10 packets on an idle
+//!   link;
 //! * the *current* delay is the minimum of the last [`LedbatConfig::current_filter`] samples
-//!   (RFC 6817 §3.4.2's filter; it also removes the ACK-timer delay that some samples carry
-//!   and the inflation of a sample whose ACK waited for a repaired hole), and the *base*
+//!   (RFC 6817 §3.4.2's filter; it also removes the ACK-timer delay that unstamped samples
+//!   carry and the inflation of a sample whose ACK waited for a repaired hole), and the *base*
 //!   delay is the minimum over per-minute buckets of the last
 //!   [`LedbatConfig::base_history`] minutes (§3.4.1). Their difference is the queueing delay.
 //!
@@ -25,11 +32,12 @@
 //! reports it in a custom 0x7FFF message, which only a peer running this code sends (a
 //! libudt 4.11 peer or a server with another controller never would, and the scavenger must
 //! work against any server), or the ACK's header timestamp is paired with the send time of
-//! the packet it covers, which the [`AckInfo`] hook does not carry today. Own send times need
-//! nothing from the peer and change nothing on the wire. The price of a round-trip signal is
-//! that queueing on the reverse path (ACKs stuck behind someone's upload) also reads as
-//! congestion: the scavenger then yields to traffic in either direction, which errs on the
-//! side a background transfer should.
+//! the packet it reports on, which would need every packet's send time. Own send times need
+//! nothing from the peer and change nothing on the wire; the stamps only refine them. The
+//! price of a round-trip signal is that queueing on the reverse path (ACKs stuck behind
+//! someone's upload) also reads as congestion, beyond the 20 ms a stamp can take off: the
+//! scavenger then yields to traffic in either direction, which errs on the side a
+//! background transfer should.
 //!
 //! # The window
 //!
@@ -152,7 +160,7 @@ mod tests;
 use std::time::Duration;
 
 use self::contest::{Floor, Round};
-use self::delay::{DelayFilters, Markers, MAX_BASE_HISTORY, MAX_CURRENT_FILTER};
+use self::delay::{AckHold, DelayFilters, Markers, MAX_BASE_HISTORY, MAX_CURRENT_FILTER};
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
     SentInfo, TimeoutInfo,
@@ -333,6 +341,8 @@ pub struct Ledbat {
     /// When the delay filters last took a sample (see [`Ledbat::take_delay_sample`]).
     last_sample: Option<Instant>,
     markers: Markers,
+    /// The receiver's wait before each ACK, taken off the delay samples.
+    hold: AckHold,
     filters: DelayFilters,
     last_ack: SeqNumber,
     largest_sent: SeqNumber,
@@ -378,6 +388,7 @@ impl Ledbat {
             srtt: None,
             last_sample: None,
             markers: Markers::new(now, init.isn),
+            hold: AckHold::new(now),
             filters: DelayFilters::new(now, config.current_filter, config.base_history),
             last_ack: init.isn,
             largest_sent: init.isn.prev(),
@@ -475,8 +486,15 @@ impl Ledbat {
     /// placed before the losses read seconds; its queue then looked full for every round of
     /// the repair and it cut again each time (simulator, beside cubic at 1 Gbit/s x 50 ms,
     /// seed 20: no new data for 7 s, 2 s of it after cubic had left).
-    fn take_delay_sample(&mut self, now: Instant, ack: SeqNumber) {
-        let sample = match (self.markers.on_ack(now, ack), self.srtt) {
+    ///
+    /// A marker's sample is taken less the wait of the ACK that brought it, when the
+    /// receiver stamped it (see [`AckHold`]).
+    fn take_delay_sample(&mut self, now: Instant, ack: &AckInfo) {
+        let wait = ack
+            .receiver_time
+            .map_or(Duration::ZERO, |stamp| self.hold.on_ack(now, stamp));
+        let marker = self.markers.on_ack(now, ack.ack);
+        let sample = match (marker.map(|s| s.saturating_sub(wait)), self.srtt) {
             (Some(sample), None) => Some(sample),
             (Some(sample), Some(srtt)) if sample <= srtt * 2 + self.config.target => Some(sample),
             (_, Some(srtt)) if self.last_sample.is_none_or(|at| now - at > self.rtt() * 2) => {
@@ -687,7 +705,7 @@ impl Controller for Ledbat {
         if !ack.rtt.is_zero() {
             self.srtt = Some(ack.rtt);
         }
-        self.take_delay_sample(now, ack.ack);
+        self.take_delay_sample(now, ack);
         let queueing = self.queueing_delay().as_secs_f64();
         let target = self.config.target.as_secs_f64();
         self.update_phase(now, queueing, target);

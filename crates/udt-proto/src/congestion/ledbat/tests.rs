@@ -8,6 +8,8 @@ use crate::congestion::LossRange;
 
 const ISN: u32 = 5000;
 const BASE_RTT: Duration = Duration::from_millis(50);
+/// Where a stamping receiver's clock (µs, wrapping) stands against ours.
+const RECEIVER_CLOCK_OFFSET: u32 = 4_000_000_000;
 
 /// A scripted sender: the controller, the clock, and the next sequence number to send.
 struct Script {
@@ -86,6 +88,25 @@ impl Script {
         let window = self.cc.window_pkts().floor() as u32;
         self.send(window, Duration::from_micros(100));
         self.ack_all(rtt);
+    }
+
+    /// One round on the base path with `queue` on the way out, whose ACK waited `wait` at
+    /// the receiver after the last packet arrived; stamped with that arrival on a receiver
+    /// clock far from ours if `stamped` (as our peers do; 4.11 does not).
+    fn round_held(&mut self, queue: Duration, wait: Duration, stamped: bool) {
+        let window = self.cc.window_pkts().floor() as u32;
+        self.send(window, Duration::from_micros(100));
+        self.now += BASE_RTT + queue + wait;
+        let arrived = self.now.saturating_sub(wait + BASE_RTT / 2).as_micros() as u32;
+        let info = AckInfo {
+            ack: self.next,
+            rtt: BASE_RTT + queue,
+            recv_rate_pkts: 1000,
+            bandwidth_pkts: 1000,
+            largest_sent: self.next.prev(),
+            receiver_time: stamped.then(|| arrived.wrapping_add(RECEIVER_CLOCK_OFFSET)),
+        };
+        self.cc.on_ack(self.now, &info);
     }
 
     fn loss(&mut self) {
@@ -191,6 +212,28 @@ fn slow_start_ends_at_a_quarter_of_the_target() {
     for _ in 0..4 {
         s.round(BASE_RTT + target * 3 / 10);
     }
+    assert!(!s.cc.in_slow_start());
+}
+
+/// A small window's ACKs wait for the receiver's ACK timer: up to 10 ms that is no queue.
+/// Stamped ACKs take the wait off the samples, and slow start goes on; unstamped ones (a
+/// 4.11 receiver) read it as a queue over a quarter of the target, and slow start ends.
+#[test]
+fn a_receivers_ack_wait_is_no_queue_when_the_ack_is_stamped() {
+    for stamped in [true, false] {
+        let mut s = Script::new(LedbatConfig::default());
+        let mut left_slow_start = false;
+        for round in 0..6 {
+            let wait = if round % 2 == 0 { ms(0) } else { ms(9) };
+            s.round_held(ms(0), wait, stamped);
+            left_slow_start |= !s.cc.in_slow_start();
+        }
+        assert_eq!(left_slow_start, !stamped, "stamped {stamped}");
+    }
+    // A real queue still ends it when stamped.
+    let mut s = Script::new(LedbatConfig::default());
+    s.round_held(ms(0), ms(0), true);
+    s.round_held(ms(9), ms(9), true);
     assert!(!s.cc.in_slow_start());
 }
 
