@@ -65,7 +65,7 @@
 //!   flow in slow start before it finds the queue full; rule (b) is what yields to flows that
 //!   keep almost no queue (BBR-like, our `model`), which a target alone never sees.
 //!   (c) **An arrival**: from the third round on, a queue that stands 3 ms (an eighth of the
-//!   target) above the lowest it was over the last three rounds for a whole round trip, more
+//!   target) above the lowest mean of the last three rounds for a whole round trip, more
 //!   than the flow's own window growth explains, leaves a sixteenth of the window. That is
 //!   a newcomer's slow start while it still sends a few percent of the link; cutting by an
 //!   eighth a round, as (a) does, left the scavenger above a tenth of the link for ten round

@@ -31,7 +31,7 @@ const RATE_FADE: f64 = 1.0 / 256.0;
 const CONTESTED_ROUNDS: u32 = 8;
 const MAX_RESTART_WAIT_ROUNDS: u32 = 16;
 /// A queue (the current, filtered one: a minimum over 40 ms of samples) that stands this
-/// far (of the target) above the lowest it was over the last [`FLOOR_ROUNDS`] round trips,
+/// far (of the target) above the lowest mean of the last [`FLOOR_ROUNDS`] round trips,
 /// more than the flow's own window growth explains, for [`ARRIVAL_PERSIST`] of a round trip
 /// without a break, is someone else arriving: the scavenger then keeps only
 /// [`ARRIVAL_KEEP`] of its window. Against a floor a few rounds old, it sees a newcomer's
@@ -41,6 +41,11 @@ const MAX_RESTART_WAIT_ROUNDS: u32 = 16;
 /// newcomer's queue keeps rising; the lab's delay noise (a 1 Gbit/s emulator and receiver
 /// sharing two cores) comes and goes within a round: judged at single ACKs, at 1.5 ms or
 /// 3 ms, it cut the flow alone every second or two.
+///
+/// A mean, not the lowest queue seen: under a steady window the filtered queue of a flow
+/// alone in the lab swings by 5 ms within a round trip (17.6-23.7 ms at 6,213 packets,
+/// 1 Gbit/s x 50 ms), so its ordinary level stood 3 ms above its lowest dip for a round
+/// trip every few seconds and cut it to a sixteenth.
 const ARRIVAL_RISE: f64 = 0.12;
 /// How long, in round trips, the queue must stand above the floor (see [`ARRIVAL_RISE`]).
 const ARRIVAL_PERSIST: f64 = 1.0;
@@ -76,36 +81,58 @@ pub(super) struct Level {
     window: f64,
 }
 
-/// The lowest queueing delay of each of the last [`FLOOR_ROUNDS`] rounds, the current one
-/// last, with the flow's window then (see [`ARRIVAL_RISE`]).
+/// The levels one round saw, summed.
+#[derive(Clone, Copy, Debug, Default)]
+struct RoundLevels {
+    queue: f64,
+    window: f64,
+    seen: u32,
+}
+
+impl RoundLevels {
+    fn add(&mut self, level: Level) {
+        self.queue += level.queue;
+        self.window += level.window;
+        self.seen = self.seen.saturating_add(1);
+    }
+
+    /// The round's mean queue and window, if it saw any.
+    fn mean(&self) -> Option<Level> {
+        (self.seen > 0).then(|| Level {
+            queue: self.queue / f64::from(self.seen),
+            window: self.window / f64::from(self.seen),
+        })
+    }
+}
+
+/// The levels of each of the last [`FLOOR_ROUNDS`] rounds, the current one last (see
+/// [`ARRIVAL_RISE`]).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Floor {
-    minima: [Option<Level>; FLOOR_ROUNDS],
+    rounds: [RoundLevels; FLOOR_ROUNDS],
     /// Since when the queue has stood above the floor by [`ARRIVAL_RISE`].
     above_since: Option<Instant>,
 }
 
 impl Floor {
-    /// A new round begins at `level`: the oldest minimum drops out.
+    /// A new round begins at `level`: the oldest round drops out.
     fn begin(&mut self, level: Level) {
-        self.minima.rotate_left(1);
-        self.minima[FLOOR_ROUNDS - 1] = Some(level);
+        self.rounds.rotate_left(1);
+        self.rounds[FLOOR_ROUNDS - 1] = RoundLevels::default();
+        self.see(level);
     }
 
     /// The round in progress saw `level`.
     fn see(&mut self, level: Level) {
-        let last = &mut self.minima[FLOOR_ROUNDS - 1];
-        if last.is_none_or(|m| level.queue < m.queue) {
-            *last = Some(level);
-        }
+        self.rounds[FLOOR_ROUNDS - 1].add(level);
     }
 
-    /// The lowest queue over the rounds remembered (since the last [`Floor::clear`]).
+    /// The lowest mean queue of the rounds remembered (since the last [`Floor::clear`]),
+    /// with the round's mean window.
     fn lowest(&self) -> Option<Level> {
-        self.minima
+        self.rounds
             .iter()
-            .flatten()
-            .copied()
+            .filter_map(RoundLevels::mean)
             .reduce(|a, b| if b.queue < a.queue { b } else { a })
     }
 
@@ -253,5 +280,42 @@ impl Ledbat {
             None => true,
             Some(cut) => (!self.frozen() && cut < now) || now - cut >= rtt,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(queue_ms: f64, window: f64) -> Level {
+        Level {
+            queue: queue_ms / 1e3,
+            window,
+        }
+    }
+
+    /// Delay noise under a steady window: a round with one sample at no queue and three at
+    /// 4 ms. Its floor is their mean, 3 ms, so the 4 ms level stands 1 ms above it, not 4 ms
+    /// (which, at more than an eighth of the 25 ms target, was an arrival).
+    #[test]
+    fn the_floor_is_the_lowest_round_mean() {
+        let mut floor = Floor::default();
+        floor.begin(level(4.0, 100.0));
+        for queue in [0.0, 4.0, 4.0] {
+            floor.see(level(queue, 100.0));
+        }
+        let lowest = floor.lowest().expect("a round was seen");
+        assert!((lowest.queue - 0.003).abs() < 1e-9, "{lowest:?}");
+        assert!((lowest.window - 100.0).abs() < 1e-9, "{lowest:?}");
+        // A later round with a lower mean (and its window) is the floor; a higher one is not.
+        floor.begin(level(2.0, 90.0));
+        floor.see(level(2.0, 110.0));
+        assert_eq!(floor.lowest(), Some(level(2.0, 100.0)));
+        floor.begin(level(9.0, 100.0));
+        assert_eq!(floor.lowest(), Some(level(2.0, 100.0)));
+        // Three rounds on, the first has dropped out.
+        floor.begin(level(5.0, 100.0));
+        floor.begin(level(6.0, 100.0));
+        assert_eq!(floor.lowest(), Some(level(5.0, 100.0)));
     }
 }
