@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use super::super::two_bucket::TwoBucketMin;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
 
@@ -169,17 +170,15 @@ const MAX_HOLD: Duration = Duration::from_millis(20);
 pub(super) struct AckHold {
     /// The first lateness seen (µs, wrapping): later ones are kept relative to it.
     anchor: Option<u32>,
-    /// The lowest relative lateness in the current and the previous bucket.
-    floors: [i64; 2],
-    bucket_start: Instant,
+    /// The lowest relative lateness over the last one to two [`HOLD_BUCKET`]s.
+    floor: TwoBucketMin<i64>,
 }
 
 impl AckHold {
     pub(super) fn new(now: Instant) -> Self {
         Self {
             anchor: None,
-            floors: [i64::MAX; 2],
-            bucket_start: now,
+            floor: TwoBucketMin::new(now),
         }
     }
 
@@ -190,13 +189,8 @@ impl AckHold {
         let lateness = (now.as_micros() as u32).wrapping_sub(receiver_time);
         let anchor = *self.anchor.get_or_insert(lateness);
         let relative = i64::from(lateness.wrapping_sub(anchor) as i32);
-        if now - self.bucket_start >= HOLD_BUCKET {
-            self.floors = [relative, self.floors[0]];
-            self.bucket_start = now;
-        } else {
-            self.floors[0] = self.floors[0].min(relative);
-        }
-        let floor = self.floors[0].min(self.floors[1]);
+        self.floor.push(now, relative, Some(HOLD_BUCKET));
+        let floor = self.floor.min().unwrap_or(relative);
         let wait = u64::try_from(relative - floor).unwrap_or(0);
         Duration::from_micros(wait).min(MAX_HOLD)
     }

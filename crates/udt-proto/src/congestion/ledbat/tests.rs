@@ -71,13 +71,18 @@ impl Script {
 
     /// A cumulative ACK up to `ack` now, carrying `rtt` as the smoothed RTT.
     fn ack_to(&mut self, ack: SeqNumber, rtt: Duration) {
+        self.ack_stamped(ack, rtt, None);
+    }
+
+    /// As [`Script::ack_to`], with the receiver's stamp (`AckInfo::receiver_time`).
+    fn ack_stamped(&mut self, ack: SeqNumber, rtt: Duration, receiver_time: Option<u32>) {
         let info = AckInfo {
             ack,
             rtt,
             recv_rate_pkts: 1000,
             bandwidth_pkts: 1000,
             largest_sent: self.next.prev(),
-            receiver_time: None,
+            receiver_time,
         };
         self.cc.on_ack(self.now, &info);
     }
@@ -98,15 +103,8 @@ impl Script {
         self.send(window, Duration::from_micros(100));
         self.now += BASE_RTT + queue + wait;
         let arrived = self.now.saturating_sub(wait + BASE_RTT / 2).as_micros() as u32;
-        let info = AckInfo {
-            ack: self.next,
-            rtt: BASE_RTT + queue,
-            recv_rate_pkts: 1000,
-            bandwidth_pkts: 1000,
-            largest_sent: self.next.prev(),
-            receiver_time: stamped.then(|| arrived.wrapping_add(RECEIVER_CLOCK_OFFSET)),
-        };
-        self.cc.on_ack(self.now, &info);
+        let stamp = stamped.then(|| arrived.wrapping_add(RECEIVER_CLOCK_OFFSET));
+        self.ack_stamped(self.next, BASE_RTT + queue, stamp);
     }
 
     fn loss(&mut self) {

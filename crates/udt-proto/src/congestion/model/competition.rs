@@ -109,6 +109,7 @@
 use std::time::Duration;
 
 use super::super::cubic::{CubicWindow, BETA, PACING_GAIN};
+use super::super::two_bucket::TwoBucketMin;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
 
@@ -240,40 +241,6 @@ impl LossMeter {
         } else {
             Some(lower)
         }
-    }
-}
-
-/// The lowest of the samples in a bucket of time and the bucket before it.
-#[derive(Clone, Copy, Debug)]
-struct TwoBucketMin {
-    now: Option<Duration>,
-    prev: Option<Duration>,
-    start: Instant,
-}
-
-impl TwoBucketMin {
-    fn new(at: Instant) -> Self {
-        Self {
-            now: None,
-            prev: None,
-            start: at,
-        }
-    }
-
-    fn min(&self) -> Option<Duration> {
-        match (self.now, self.prev) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// Add a sample at `at`, first starting a new bucket if this one is `bucket` old.
-    fn push(&mut self, at: Instant, sample: Duration, bucket: Option<Duration>) {
-        if bucket.is_some_and(|b| at - self.start >= b) {
-            self.prev = self.now.take();
-            self.start = at;
-        }
-        self.now = Some(self.now.map_or(sample, |m| m.min(sample)));
     }
 }
 
