@@ -9,7 +9,7 @@
 //! - [`SocketOptions`]: every UDT4 option by its UDT4 meaning and default, set before
 //!   bind/connect; sockets change the ones UDT4 lets change later. [`UdtOpt`] / [`OptValue`]
 //!   give the generic `setsockopt` / `getsockopt` shape for ported code.
-//! - [`tokio`] (feature `tokio`): the same sockets for async code: `AsyncRead` /
+//! - `udt::tokio` (feature `tokio`): the same sockets for async code: `AsyncRead` /
 //!   `AsyncWrite` streams, async accept and connect, woken by the I/O thread.
 //! - [`Poller`]: UDT4's epoll: wait for IN / OUT / ERR on many sockets at once.
 //! - Underneath, one *multiplexer* per local UDP port: one socket and one I/O thread serving
