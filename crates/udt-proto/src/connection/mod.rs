@@ -644,8 +644,8 @@ impl Connection {
 
     /// [`Self::send`] without copying `data` into the send buffer: the packets are sent from
     /// `data` itself, which the buffer holds until they are acknowledged (see
-    /// `SendBuffer::write_stream_shared`). For a writer
-    /// that has its data in a [`Bytes`] already; returns how many bytes fit.
+    /// `SendBuffer::write_stream_shared`). For a writer that has its data in a [`Bytes`]
+    /// already; returns how many bytes fit.
     pub fn send_shared(&mut self, now: Instant, data: Bytes) -> Result<usize, SendError> {
         self.queue_stream(now, data.is_empty(), |buffer| {
             buffer.write_stream_shared(data, now)
