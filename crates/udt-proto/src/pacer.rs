@@ -27,7 +27,8 @@
 //! is for short paths: on a 100 µs path with a BDP-sized queue, 16-packet trains overflowed
 //! the queue and held the model controller at 37% of 1 Gbit/s in the simulator. Trains
 //! longer than [`TRAIN_MIN_PKTS`] go only where the runtime sends them as one GSO segment
-//! (the connection passes a zero RTT otherwise).
+//! (the connection passes a zero RTT otherwise, and while the controller asks for short
+//! trains: at a queue that other flows keep full, a long train's tail is dropped).
 
 use std::time::Duration;
 

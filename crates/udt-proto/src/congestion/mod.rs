@@ -230,6 +230,15 @@ pub trait Controller: Send + fmt::Debug {
     }
     /// A short name for logs and stats.
     fn name(&self) -> &'static str;
+    /// Whether pacing trains should stay as short as for a peer that takes no GSO trains (at
+    /// most 4 packets, within 1 ms; see `pacer`) instead of 16 packets or more where the
+    /// path allows: a train reaches the bottleneck as one burst, and where other flows
+    /// keep the queue full whatever they lose, a burst keeps its first packet or two and
+    /// loses the rest. Long trains save wake-ups at both ends, so a controller asks for this
+    /// only while it sends into such a queue.
+    fn short_trains(&self) -> bool {
+        false
+    }
 }
 
 /// Builds one [`Controller`] per connection; shared by every connection of an endpoint.

@@ -1185,8 +1185,10 @@ impl ModelBased {
     /// model goes back to its rate-based self at the estimate it had before the back-offs of
     /// the last seconds (at least the one it had on entering), and for
     /// [`competition::LOSS_BLIND_HOLD`] takes no loss with a full queue for a competitor's,
-    /// backs off neither for loss (see [`ModelBased::overflowing`]) nor for timeouts, and
-    /// paces for its retransmissions too (see [`ModelBased::repair_gain`]).
+    /// backs off neither for loss (see [`ModelBased::overflowing`]) nor for timeouts, paces
+    /// for its retransmissions too (see [`ModelBased::repair_gain`]), and keeps its pacing
+    /// trains short: beside one kernel BBR flow (100 Mbit/s × 40 ms, one-BDP queue), the
+    /// hold lost about half of what it sent in 16-packet trains, BBR about a tenth.
     fn judge_loss_blind(&mut self, now: Instant) {
         let floor = self.watch.floor().unwrap_or(self.min_rtt());
         let Some(c) = self.competing.as_mut() else {
@@ -1810,6 +1812,12 @@ impl Controller for ModelBased {
 
     fn name(&self) -> &'static str {
         ModelFactory::NAME
+    }
+
+    /// While holding beside flows that ignore loss: their queue is full, and a long train
+    /// loses its tail there (see [`ModelBased::judge_loss_blind`]).
+    fn short_trains(&self) -> bool {
+        self.loss_blind_until.is_some()
     }
 }
 

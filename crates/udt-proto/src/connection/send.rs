@@ -227,9 +227,10 @@ impl Connection {
     /// [`TRAIN_MIN_PKTS`](crate::pacer::TRAIN_MIN_PKTS) are for a
     /// runtime that sends each as one GSO segment to a peer that announced GSO (our own), so
     /// without that the pacer sees a zero RTT and keeps its shortest trains. A 4.11 peer, and
-    /// a simulated one, get the same 4-packet trains as before.
+    /// a simulated one, get the same 4-packet trains as before, and so does any peer while the
+    /// controller asks for short trains.
     fn train_rtt(&self) -> Duration {
-        if self.gso_peer() {
+        if self.gso_peer() && !self.cc.short_trains() {
             self.rtt.rtt()
         } else {
             Duration::ZERO

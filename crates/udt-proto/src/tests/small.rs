@@ -2,6 +2,7 @@
 //! 1 MB on loopback in < 20 ms), and what the prompt ACKs that make them fast cost a bulk
 //! flow in ACKs per second. Virtual time, so the time bounds are exact, not flaky.
 
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -9,8 +10,12 @@ use udt_netsim::LinkConfig;
 
 use super::sim::Pair;
 use crate::config::ConnectionConfig;
-use crate::congestion::{FixedRateFactory, ModelFactory};
+use crate::congestion::{
+    AckInfo, Controller, ControllerFactory, ControllerInit, FixedRateFactory, LossInfo,
+    ModelFactory, SentInfo, TimeoutInfo,
+};
 use crate::stats::ConnectionStats;
+use crate::time::Instant;
 use crate::wire::Capabilities;
 
 /// One write of `bytes` right after connecting, over a link of `rate_bps` and `rtt`; returns
@@ -190,6 +195,112 @@ fn gso_peers_ack_a_train_once() {
         "{:.1} packets per ACK",
         per_ack(&gso)
     );
+}
+
+/// A fixed-rate controller that may ask for short trains, and counts the longest run of
+/// packets sent at one instant (one train) from [`TrainWatch::SETTLE`] after its first
+/// packet on. (The first packets of a connection go out faster: its pacer counts from the
+/// handshake, so it owes them.)
+#[derive(Debug)]
+struct TrainWatch {
+    inner: Box<dyn Controller>,
+    short: bool,
+    first: Option<Instant>,
+    run: (Option<Instant>, u32),
+    longest: Arc<AtomicU32>,
+}
+
+impl TrainWatch {
+    const SETTLE: Duration = Duration::from_millis(100);
+}
+
+impl Controller for TrainWatch {
+    fn init(&mut self, now: Instant, init: &ControllerInit) {
+        self.inner.init(now, init);
+    }
+    fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
+        self.inner.on_ack(now, ack);
+    }
+    fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
+        self.inner.on_loss(now, loss);
+    }
+    fn on_timeout(&mut self, now: Instant, info: &TimeoutInfo) {
+        self.inner.on_timeout(now, info);
+    }
+    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
+        self.run = match self.run {
+            (Some(at), n) if at == now => (Some(at), n + 1),
+            _ => (Some(now), 1),
+        };
+        let first = *self.first.get_or_insert(now);
+        if now >= first + Self::SETTLE {
+            self.longest.fetch_max(self.run.1, Relaxed);
+        }
+        self.inner.on_packet_sent(now, info);
+    }
+    fn window_pkts(&self) -> f64 {
+        self.inner.window_pkts()
+    }
+    fn send_period(&self) -> Duration {
+        self.inner.send_period()
+    }
+    fn name(&self) -> &'static str {
+        "train-watch"
+    }
+    fn short_trains(&self) -> bool {
+        self.short
+    }
+}
+
+#[derive(Debug)]
+struct TrainWatchFactory {
+    rate: FixedRateFactory,
+    short: bool,
+    longest: Arc<AtomicU32>,
+}
+
+impl ControllerFactory for TrainWatchFactory {
+    fn build(&self) -> Box<dyn Controller> {
+        Box::new(TrainWatch {
+            inner: self.rate.build(),
+            short: self.short,
+            first: None,
+            run: (None, 0),
+            longest: self.longest.clone(),
+        })
+    }
+    fn name(&self) -> &'static str {
+        "train-watch"
+    }
+}
+
+/// Between GSO peers a 45 Mbit/s flow on a 20 ms path leaves in 16-packet trains, but a
+/// controller that asks for short trains (`model` holding beside flows that ignore loss,
+/// whose full queue drops a long train's tail) gets the 4-packet trains of a plain peer.
+#[test]
+fn a_controller_that_asks_for_short_trains_gets_them_between_gso_peers() {
+    let longest = |short: bool| {
+        let watch = Arc::new(TrainWatchFactory {
+            rate: FixedRateFactory::new(45_000_000 / 8),
+            short,
+            longest: Arc::new(AtomicU32::new(0)),
+        });
+        let mut sender = ConnectionConfig::default();
+        sender.controller(watch.clone());
+        let r = bulk_flow(
+            1_000_000_000,
+            Duration::from_millis(20),
+            2,
+            Capabilities::GSO,
+            sender,
+        );
+        assert!(r.packets_received > 3_000, "the flow did not get going");
+        watch.longest.load(Relaxed)
+    };
+    let (long, short) = (longest(false), longest(true));
+    println!("45 Mbit/s, 20 ms, GSO peers: longest train {long} packets, asked for short {short}");
+    assert!(long >= crate::pacer::TRAIN_GSO_MIN_PKTS, "{long} packets");
+    assert!(short <= crate::pacer::TRAIN_MIN_PKTS, "{short} packets");
 }
 
 /// With more in flight, a prompt ACK between our peers waits for up to 64 packets (half of
