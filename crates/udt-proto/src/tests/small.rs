@@ -199,8 +199,8 @@ fn gso_peers_ack_a_train_once() {
 
 /// A fixed-rate controller that may ask for short trains, and counts the longest run of
 /// packets sent at one instant (one train) from [`TrainWatch::SETTLE`] after its first
-/// packet on. (The first packets of a connection go out faster: its pacer counts from the
-/// handshake, so it owes them.)
+/// packet on: in the first few milliseconds the pacer pays back lateness (at most 5 ms of
+/// it, at twice the rate) in bursts of its own.
 #[derive(Debug)]
 struct TrainWatch {
     inner: Box<dyn Controller>,
