@@ -1815,7 +1815,7 @@ impl Controller for ModelBased {
     }
 
     /// While holding beside flows that ignore loss: their queue is full, and a long train
-    /// loses its tail there (see [`ModelBased::judge_loss_blind`]).
+    /// loses its tail there (see `ModelBased::judge_loss_blind`).
     fn short_trains(&self) -> bool {
         self.loss_blind_until.is_some()
     }
