@@ -8,41 +8,20 @@ use std::time::Duration;
 use udt_netsim::LinkConfig;
 
 use super::sim::Pair;
+use super::watched::{Watched, Watcher};
 use crate::config::ConnectionConfig;
-use crate::congestion::{
-    AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo, Native, TimeoutInfo,
-};
+use crate::congestion::{Controller, ControllerFactory, Native};
 use crate::connection::State;
-use crate::time::Instant;
 
-/// Native control that counts its `close` calls in a counter its factory shares.
+/// Counts a controller's `close` calls in a counter its factory shares.
 #[derive(Debug)]
 struct CountsClose {
-    inner: Native,
     closes: Arc<AtomicUsize>,
 }
 
-impl Controller for CountsClose {
-    fn init(&mut self, now: Instant, init: &ControllerInit) {
-        self.inner.init(now, init);
-    }
-    fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
-        self.inner.on_ack(now, ack);
-    }
-    fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
-        self.inner.on_loss(now, loss);
-    }
-    fn on_timeout(&mut self, now: Instant, info: &TimeoutInfo) {
-        self.inner.on_timeout(now, info);
-    }
-    fn close(&mut self) {
+impl Watcher for CountsClose {
+    fn closed(&mut self) {
         self.closes.fetch_add(1, Ordering::SeqCst);
-    }
-    fn window_pkts(&self) -> f64 {
-        self.inner.window_pkts()
-    }
-    fn send_period(&self) -> Duration {
-        self.inner.send_period()
     }
     fn name(&self) -> &'static str {
         "counts-close"
@@ -56,9 +35,11 @@ struct CountsCloseFactory {
 
 impl ControllerFactory for CountsCloseFactory {
     fn build(&self) -> Box<dyn Controller> {
-        Box::new(CountsClose {
-            inner: Native::default(),
-            closes: self.closes.clone(),
+        Box::new(Watched {
+            inner: Box::new(Native::default()),
+            watcher: CountsClose {
+                closes: self.closes.clone(),
+            },
         })
     }
     fn name(&self) -> &'static str {

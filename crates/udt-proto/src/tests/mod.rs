@@ -10,6 +10,7 @@ mod protection;
 mod sim;
 mod throughput;
 mod unreachable;
+mod watched;
 
 use std::time::Duration;
 

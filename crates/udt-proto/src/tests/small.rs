@@ -9,11 +9,9 @@ use std::time::Duration;
 use udt_netsim::LinkConfig;
 
 use super::sim::Pair;
+use super::watched::{Watched, Watcher};
 use crate::config::ConnectionConfig;
-use crate::congestion::{
-    AckInfo, Controller, ControllerFactory, ControllerInit, FixedRateFactory, LossInfo,
-    ModelFactory, SentInfo, TimeoutInfo,
-};
+use crate::congestion::{Controller, ControllerFactory, FixedRateFactory, ModelFactory, SentInfo};
 use crate::stats::ConnectionStats;
 use crate::time::Instant;
 use crate::wire::Capabilities;
@@ -197,13 +195,12 @@ fn gso_peers_ack_a_train_once() {
     );
 }
 
-/// A fixed-rate controller that may ask for short trains, and counts the longest run of
-/// packets sent at one instant (one train) from [`TrainWatch::SETTLE`] after its first
-/// packet on: in the first few milliseconds the pacer pays back lateness (at most 5 ms of
-/// it, at twice the rate) in bursts of its own.
+/// Asks for short trains or not, and counts the longest run of packets sent at one instant
+/// (one train) from [`TrainWatch::SETTLE`] after the first packet on: in the first few
+/// milliseconds the pacer pays back lateness (at most 5 ms of it, at twice the rate) in
+/// bursts of its own.
 #[derive(Debug)]
 struct TrainWatch {
-    inner: Box<dyn Controller>,
     short: bool,
     first: Option<Instant>,
     run: (Option<Instant>, u32),
@@ -214,20 +211,8 @@ impl TrainWatch {
     const SETTLE: Duration = Duration::from_millis(100);
 }
 
-impl Controller for TrainWatch {
-    fn init(&mut self, now: Instant, init: &ControllerInit) {
-        self.inner.init(now, init);
-    }
-    fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
-        self.inner.on_ack(now, ack);
-    }
-    fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
-        self.inner.on_loss(now, loss);
-    }
-    fn on_timeout(&mut self, now: Instant, info: &TimeoutInfo) {
-        self.inner.on_timeout(now, info);
-    }
-    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
+impl Watcher for TrainWatch {
+    fn sent(&mut self, now: Instant, _info: &SentInfo) {
         self.run = match self.run {
             (Some(at), n) if at == now => (Some(at), n + 1),
             _ => (Some(now), 1),
@@ -236,19 +221,12 @@ impl Controller for TrainWatch {
         if now >= first + Self::SETTLE {
             self.longest.fetch_max(self.run.1, Relaxed);
         }
-        self.inner.on_packet_sent(now, info);
-    }
-    fn window_pkts(&self) -> f64 {
-        self.inner.window_pkts()
-    }
-    fn send_period(&self) -> Duration {
-        self.inner.send_period()
-    }
-    fn name(&self) -> &'static str {
-        "train-watch"
     }
     fn short_trains(&self) -> bool {
         self.short
+    }
+    fn name(&self) -> &'static str {
+        "train-watch"
     }
 }
 
@@ -261,12 +239,14 @@ struct TrainWatchFactory {
 
 impl ControllerFactory for TrainWatchFactory {
     fn build(&self) -> Box<dyn Controller> {
-        Box::new(TrainWatch {
+        Box::new(Watched {
             inner: self.rate.build(),
-            short: self.short,
-            first: None,
-            run: (None, 0),
-            longest: self.longest.clone(),
+            watcher: TrainWatch {
+                short: self.short,
+                first: None,
+                run: (None, 0),
+                longest: self.longest.clone(),
+            },
         })
     }
     fn name(&self) -> &'static str {
