@@ -5,7 +5,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::congestion::{AckInfo, Controller, ControllerInit, LossInfo, SentInfo, TimeoutInfo};
+use crate::congestion::{
+    AckInfo, Controller, ControllerInit, LossInfo, ReceivedInfo, SentInfo, TimeoutInfo,
+};
 use crate::time::Instant;
 
 /// What a test sees of the controller it wraps, and what it decides in its place.
@@ -46,6 +48,15 @@ impl<W: Watcher> Controller for Watched<W> {
         self.watcher.sent(now, info);
         self.inner.on_packet_sent(now, info);
     }
+    fn on_packet_received(&mut self, now: Instant, info: &ReceivedInfo) {
+        self.inner.on_packet_received(now, info);
+    }
+    fn on_custom_message(&mut self, now: Instant, ext_type: u16, body: &[u8]) {
+        self.inner.on_custom_message(now, ext_type, body);
+    }
+    fn poll_custom_message(&mut self) -> Option<(u16, Vec<u8>)> {
+        self.inner.poll_custom_message()
+    }
     fn close(&mut self) {
         self.watcher.closed();
         self.inner.close();
@@ -55,6 +66,15 @@ impl<W: Watcher> Controller for Watched<W> {
     }
     fn send_period(&self) -> Duration {
         self.inner.send_period()
+    }
+    fn ack_period(&self) -> Option<Duration> {
+        self.inner.ack_period()
+    }
+    fn ack_interval_pkts(&self) -> Option<u32> {
+        self.inner.ack_interval_pkts()
+    }
+    fn rto(&self) -> Option<Duration> {
+        self.inner.rto()
     }
     fn name(&self) -> &'static str {
         self.watcher.name()
