@@ -28,10 +28,10 @@ RATES=${3:-45mbit 200mbit 1gbit}
 [ "$(id -u)" = 0 ] || { echo "bench-paced.sh: needs root (network namespaces)" >&2; exit 2; }
 TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 cargo build --release -q -p udt-cli
-cargo build -q -p udt-interop
 UDT="$TARGET/release/udt"
 PEERS="$TARGET/interop"
-[ -x "$PEERS/udt_server" ] || { echo "bench-paced.sh: no libudt peers in $PEERS (cargo test -p udt-interop builds them)" >&2; exit 2; }
+# The libudt peers, built as the interop tests build them (make is incremental).
+make -s -C interop INTEROP_OUT="$PEERS" || { echo "bench-paced.sh: could not build the libudt peers in $PEERS (they need g++ and libudt-dev: run scripts/setup.sh)" >&2; exit 2; }
 OUT=$(mktemp -d)
 NS_A=udt-paced-a-$$
 NS_B=udt-paced-b-$$

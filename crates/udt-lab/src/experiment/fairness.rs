@@ -1,12 +1,19 @@
 //! Experiment 4, fairness and friendliness (the Teraflows paper): 1-4 UDT flows beside 10-50
 //! TCP flows on one bottleneck. Fairness: how evenly the UDT flows share (σ/μ and Jain's index
-//! across them); friendliness: the TCP flows' aggregate beside UDT against the same number of
-//! TCP flows alone; and the total utilisation.
+//! across them); friendliness: the TCP flows' aggregate beside UDT against what the same TCP
+//! flows get beside as many more TCP flows in the UDT flows' place (issue 12's measure: "TCP
+//! keeps at least 90% of what it gets beside another TCP flow") and against the same TCP
+//! flows alone (the paper's); and the total utilisation.
 //!
 //! **Rows:** the UDT flows of a run are ours with one congestion controller
-//! ([`Implementation::ours_all`]: native, then model, each over the same grid); the TCP flows are kernel TCP cubic (Linux's
-//! default) and, in the full variant, also bbr (a second background, fewer TCP counts). Each
-//! background has its own all-TCP baseline runs (UDT = 0), shared by both controllers.
+//! ([`Implementation::ours_all`]: native, then model, each over the same grid); the TCP flows
+//! are kernel TCP cubic (Linux's default) and, in the full variant, also bbr (a second
+//! background, fewer TCP counts). Each background has its own all-TCP runs, shared by both
+//! controllers: the baseline (UDT = 0) and, for each UDT count `k`, `k` more TCP flows in the
+//! UDT flows' place. Against the baseline alone, even a UDT flow that takes exactly an equal
+//! share reads as taking from TCP (ten TCP flows beside four fair UDT flows keep 10/14 of the
+//! link: 71%), so that figure cannot tell a fair flow from an unfair one; the runs with TCP in
+//! UDT's place can.
 //!
 //! **Feasibility:** every flow is its own `udt perf` client and server (per-flow figures are
 //! needed; `-P` reports only the aggregate), so 50 TCP + 4 UDT flows are 108 processes on this
@@ -87,17 +94,17 @@ impl Grid {
         }
     }
 
-    /// The runs, in order: per background and TCP count, the baseline, then each UDT count
-    /// with each implementation back to back.
+    /// The runs, in order: per background and TCP count, the baseline, then per UDT count
+    /// the all-TCP run with as many more TCP flows in the UDT flows' place, and each
+    /// implementation, back to back.
     pub fn runs(&self, time: Duration) -> Vec<Run> {
         let mut runs = Vec::new();
         for background in &self.backgrounds {
             let tcp = Implementation::Tcp { cc: background.cc };
             for &t in &background.flows {
                 for &u in &self.udt {
-                    if u == 0 {
-                        runs.push(mix((&tcp, t), None, time));
-                    } else {
+                    runs.push(mix((&tcp, t + u), None, time));
+                    if u > 0 {
                         runs.extend(
                             self.implementations
                                 .iter()
@@ -145,6 +152,10 @@ pub struct Fairness {
     pub tcp_aggregate: f64,
     /// The same number of TCP flows alone, bit/s (the baseline run).
     pub tcp_alone: Option<f64>,
+    /// What the same number of TCP flows get beside as many more TCP flows as there are UDT
+    /// flows here, bit/s: the mean flow of that all-TCP run times this run's TCP count (its
+    /// flows are alike, so which of them stand in for UDT is arbitrary).
+    pub tcp_beside_tcp: Option<f64>,
     /// All flows together over the link rate, over the seconds every flow covered (their
     /// per-second series summed on the set's clock, warm-up and partial tails left out);
     /// the sum of the steady goodputs where there are no such seconds.
@@ -192,6 +203,7 @@ impl Fairness {
             tcp_jain: stats::jain_index(tcp),
             tcp_aggregate,
             tcp_alone,
+            tcp_beside_tcp: None,
             utilisation: if rate_bps > 0.0 {
                 total / rate_bps
             } else {
@@ -209,9 +221,24 @@ impl Fairness {
         self
     }
 
-    /// TCP's aggregate beside UDT over TCP's aggregate alone: 1 is perfectly friendly.
+    /// Sets [`Fairness::tcp_beside_tcp`].
+    fn with_beside_tcp(mut self, tcp_beside_tcp: Option<f64>) -> Self {
+        self.tcp_beside_tcp = tcp_beside_tcp;
+        self
+    }
+
+    /// TCP's aggregate beside UDT over TCP's aggregate alone: 1 means UDT took only spare
+    /// capacity.
     pub fn tcp_kept(&self) -> Option<f64> {
         self.tcp_alone
+            .filter(|&a| a > 0.0)
+            .map(|a| self.tcp_aggregate / a)
+    }
+
+    /// TCP's aggregate beside UDT over what the same TCP flows get with TCP flows in UDT's
+    /// place: 1 means UDT took what TCP would have.
+    pub fn tcp_kept_beside_tcp(&self) -> Option<f64> {
+        self.tcp_beside_tcp
             .filter(|&a| a > 0.0)
             .map(|a| self.tcp_aggregate / a)
     }
@@ -238,14 +265,18 @@ and, in the full variant, a second background of bbr; each background's all-TCP 
 baseline of both controllers. \
 **Fairness** is how evenly the UDT flows share: σ/μ of their goodputs (0 is even; population \
 σ) and Jain's index (1 is even). **Friendliness** is what TCP keeps: its aggregate beside UDT \
-over the aggregate of the same number of TCP flows alone (1: UDT took only spare capacity). \
+over what the same TCP flows get beside as many more TCP flows in the UDT flows' place (1: UDT \
+took what TCP would have; these all-TCP runs come before the UDT runs of each count), and \
+over the aggregate of the same number of TCP flows alone (1: UDT took only spare capacity; \
+beside fair UDT flows this is the TCP flows' share of all flows, 10/14 for ten beside four). \
 \"UDT / fair share\" compares the mean UDT flow with an equal split of the link among all \
 flows. Utilisation counts payload, so about 97% is full.\n\n\
 Feasibility on this 2-vCPU machine: each flow is its own pair of processes (per-flow figures \
 need them), up to 108 processes; the full grid, 20 s flows (longer than the 10 s after which \
 `model`'s competition mode tries its rate model again), is cubic TCP {10, 20, 50} and bbr \
-TCP {10, 50}, each × UDT {0, 1, 2, 4} with each controller (35 runs); the quick one cubic TCP \
-{10} × UDT {0, 2} with each controller, 4 s flows (3 runs).";
+TCP {10, 50}, each × UDT {0, 1, 2, 4} with each controller and with TCP in UDT's place (50 \
+runs); the quick one cubic TCP {10} × UDT {0, 2} with each controller and with TCP in UDT's \
+place, 4 s flows (4 runs).";
 
 fn cells(settings: &Settings) -> Vec<Cell> {
     let grid = if settings.quick {
@@ -389,13 +420,17 @@ pub fn analyse(rows: &[Row]) -> Vec<Fairness> {
         runs[i].add(row);
     }
     let steady: Vec<Steady> = runs.iter().map(Goodputs::steady).collect();
-    let alone = |mix: &Mix| -> Option<f64> {
+    // The all-TCP run of `tcp` with `flows` flows.
+    let all_tcp = |tcp: &str, flows: usize| -> Option<&Steady> {
         runs.iter()
             .zip(&steady)
-            .find(|(r, _)| {
-                r.mix.tcp == mix.tcp && r.mix.tcp_flows == mix.tcp_flows && r.mix.udt_flows == 0
-            })
-            .map(|(_, s)| s.tcp.iter().sum())
+            .find(|(r, _)| r.mix.tcp == tcp && r.mix.tcp_flows == flows && r.mix.udt_flows == 0)
+            .map(|(_, s)| s)
+    };
+    let alone = |mix: &Mix| all_tcp(&mix.tcp, mix.tcp_flows).map(|s| s.tcp.iter().sum());
+    let beside_tcp = |mix: &Mix| -> Option<f64> {
+        let s = all_tcp(&mix.tcp, mix.tcp_flows + mix.udt_flows)?;
+        stats::mean(&s.tcp).map(|m| m * mix.tcp_flows as f64)
     };
     runs.iter()
         .zip(&steady)
@@ -403,6 +438,7 @@ pub fn analyse(rows: &[Row]) -> Vec<Fairness> {
             let total = (r.rate_bps, s.total);
             Fairness::new(r.mix.clone(), &s.udt, &s.tcp, alone(&r.mix), total)
                 .with_late(&s.udt_late, r.rate_bps)
+                .with_beside_tcp(beside_tcp(&r.mix).filter(|_| r.mix.udt_flows > 0))
         })
         .collect()
 }
@@ -508,8 +544,10 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
         "TCP per flow (Mbit/s)",
         "TCP Jain",
         "TCP aggregate (Mbit/s)",
+        "TCP beside TCP (Mbit/s)",
+        "TCP kept (beside TCP)",
         "TCP alone (Mbit/s)",
-        "TCP kept",
+        "TCP kept (alone)",
         "utilisation",
         "failed flows",
     ];
@@ -531,6 +569,8 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
                 f.tcp_mean.map_or_else(dash, mbit),
                 num(f.tcp_jain, 3),
                 mbit(f.tcp_aggregate),
+                f.tcp_beside_tcp.map_or_else(dash, mbit),
+                num(f.tcp_kept_beside_tcp(), 2),
                 f.tcp_alone.map_or_else(dash, mbit),
                 num(f.tcp_kept(), 2),
                 format!("{:.0}%", 100.0 * f.utilisation),
@@ -545,8 +585,12 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
                   a flow that outlives the others is not credited with the link to itself; \
                   \"the same, last 3 s\" covers only the last three of those seconds (a flow \
                   starting strong and ending starved averages to a fair-looking share). σ/μ \
-                  and Jain's index need two UDT flows. TCP kept: TCP aggregate here over the \
-                  same number of TCP flows alone (the UDT = 0 row, shared by both controllers). \
+                  and Jain's index need two UDT flows. TCP beside TCP: what the same number \
+                  of TCP flows got in the all-TCP run with as many more TCP flows in the UDT \
+                  flows' place (the row with that many TCP flows, its mean flow times this \
+                  row's TCP count); TCP kept (beside TCP): TCP aggregate here over that. TCP \
+                  kept (alone): TCP aggregate here over the same number of TCP flows alone \
+                  (the UDT = 0 row); all-TCP rows are shared by both controllers. \
                   Utilisation: all flows' per-second rates summed, over the link rate; the \
                   clients of one run start up to a few hundred ms apart (up to 54 processes), \
                   so the largest runs can show a few percent over the payload ceiling (~97%)."
@@ -557,26 +601,28 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
 }
 
 /// TCP's aggregate against the UDT flows beside it: a line per TCP count and controller,
-/// each starting at the all-TCP baseline.
+/// and one per TCP count with TCP flows in UDT's place, each starting at the all-TCP
+/// baseline.
 fn plot(figures: &[Fairness], tcp: &str) -> Plot {
     let mut series: Vec<Series> = Vec::new();
     let background: Vec<&Fairness> = figures.iter().filter(|f| f.mix.tcp == tcp).collect();
     for f in &background {
         let Some(udt) = &f.mix.udt else { continue };
-        let name = format!("{} TCP flows, {udt}", f.mix.tcp_flows);
-        if !series.iter().any(|s| s.name == name) {
-            let baseline = background
-                .iter()
-                .find(|b| b.mix.udt_flows == 0 && b.mix.tcp_flows == f.mix.tcp_flows);
-            let points = baseline.map(|b| (0.0, b.tcp_aggregate / 1e6));
-            series.push(Series {
-                name: name.clone(),
-                points: points.into_iter().collect(),
-            });
-        }
-        if let Some(s) = series.iter_mut().find(|s| s.name == name) {
-            s.points
-                .push((f.mix.udt_flows as f64, f.tcp_aggregate / 1e6));
+        let baseline = background
+            .iter()
+            .find(|b| b.mix.udt_flows == 0 && b.mix.tcp_flows == f.mix.tcp_flows)
+            .map(|b| (0.0, b.tcp_aggregate / 1e6));
+        let k = f.mix.udt_flows as f64;
+        let n = f.mix.tcp_flows;
+        add_point(
+            &mut series,
+            format!("{n} TCP flows, {udt}"),
+            baseline,
+            (k, f.tcp_aggregate),
+        );
+        if let Some(reference) = f.tcp_beside_tcp {
+            let name = format!("{n} TCP flows, TCP in UDT's place");
+            add_point(&mut series, name, baseline, (k, reference));
         }
     }
     Plot {
@@ -586,6 +632,30 @@ fn plot(figures: &[Fairness], tcp: &str) -> Plot {
         y_label: "TCP aggregate, Mbit/s".to_owned(),
         log_x: false,
         series,
+    }
+}
+
+/// Adds `(x, bit/s)` to the series `name` (begun at `first`, in Mbit/s), unless it has a
+/// point at that x already (both controllers share the runs with TCP in UDT's place).
+fn add_point(
+    series: &mut Vec<Series>,
+    name: String,
+    first: Option<(f64, f64)>,
+    (x, bps): (f64, f64),
+) {
+    let i = match series.iter().position(|s| s.name == name) {
+        Some(i) => i,
+        None => {
+            series.push(Series {
+                name,
+                points: first.into_iter().collect(),
+            });
+            series.len() - 1
+        }
+    };
+    let points = &mut series[i].points;
+    if !points.iter().any(|&(px, _)| px == x) {
+        points.push((x, bps / 1e6));
     }
 }
 
@@ -604,11 +674,19 @@ fn group_finding(figures: &[Fairness], tcp: &str, udt: &str) -> Option<String> {
         .filter(|f| f.mix.tcp == tcp && f.mix.udt.as_deref() == Some(udt))
         .collect();
     let mut parts = Vec::new();
-    if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.tcp_kept())) {
+    if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.tcp_kept_beside_tcp())) {
         parts.push(format!(
-            "TCP keeps {}% of what the same TCP flows get alone",
+            "TCP keeps {}% of what the same TCP flows get with TCP flows in UDT's place",
             span(100.0 * lo, 100.0 * hi, 0)
         ));
+    }
+    if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.tcp_kept())) {
+        let what = if parts.is_empty() {
+            "TCP keeps {}% of what the same TCP flows get alone"
+        } else {
+            "{}% of what they get alone"
+        };
+        parts.push(what.replace("{}", &span(100.0 * lo, 100.0 * hi, 0)));
     }
     if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.udt_over_fair_share)) {
         let verdict = if lo > 1.0 {
@@ -672,10 +750,11 @@ mod tests {
             let labels: Vec<String> = g.implementations.iter().map(|i| i.label()).collect();
             assert_eq!(labels, ["ours (native)", "ours (model)"]);
         }
-        // Per TCP count: one baseline, then 3 UDT counts × 2 controllers.
+        // Per TCP count: one baseline, then per UDT count (3) TCP in UDT's place and each
+        // of the 2 controllers.
         let full = Grid::full().runs(Duration::from_secs(1));
-        assert_eq!(full.len(), 5 * 7);
-        assert_eq!(Grid::quick().runs(Duration::from_secs(1)).len(), 3);
+        assert_eq!(full.len(), 5 * (1 + 3 * 3));
+        assert_eq!(Grid::quick().runs(Duration::from_secs(1)).len(), 4);
     }
 
     #[test]
@@ -686,11 +765,12 @@ mod tests {
             labels,
             [
                 "10 × kernel TCP cubic",
+                "12 × kernel TCP cubic",
                 "2 × ours (native) + 10 × kernel TCP cubic",
                 "2 × ours (model) + 10 × kernel TCP cubic",
             ]
         );
-        let bbr = &Grid::full().runs(Duration::from_secs(1))[21];
+        let bbr = &Grid::full().runs(Duration::from_secs(1))[30];
         assert_eq!(bbr.label, "10 × kernel TCP bbr");
     }
 
@@ -771,37 +851,79 @@ mod tests {
     #[test]
     fn each_background_and_controller_is_its_own_group() {
         let mut rows = run_rows("cubic", 2, ("", 0), (0, 40));
+        // Three TCP flows: one in the UDT flow's place of the two runs below.
+        rows.extend(run_rows("cubic", 3, ("", 0), (0, 30)));
         rows.extend(run_rows("cubic", 2, ("native", 1), (40, 20)));
         rows.extend(run_rows("cubic", 2, ("model", 1), (20, 30)));
         rows.extend(run_rows("bbr", 2, ("", 0), (0, 50)));
         rows.extend(run_rows("bbr", 2, ("model", 1), (20, 40)));
         let figures = analyse(&rows);
-        assert_eq!(figures.len(), 5);
+        assert_eq!(figures.len(), 6);
         let kept: Vec<Option<f64>> = figures.iter().map(Fairness::tcp_kept).collect();
         assert_eq!(
             kept,
-            [Some(1.0), Some(0.5), Some(0.75), Some(1.0), Some(0.8)]
+            [
+                Some(1.0),
+                Some(1.0),
+                Some(0.5),
+                Some(0.75),
+                Some(1.0),
+                Some(0.8)
+            ]
         );
-        assert_eq!(figures[2].mix.udt.as_deref(), Some("ours (model)"));
-        assert_eq!(figures[3].mix.tcp, "kernel TCP bbr");
+        // Two of the three flows stand for the two TCP flows: 60 bytes a second, 480 bit/s.
+        let beside: Vec<Option<f64>> = figures.iter().map(|f| f.tcp_beside_tcp).collect();
+        assert_eq!(beside, [None, None, Some(480.0), Some(480.0), None, None]);
+        let kept = figures[2].tcp_kept_beside_tcp().unwrap();
+        assert!((kept - 2.0 / 3.0).abs() < 1e-12, "{kept}");
+        assert_eq!(figures[3].tcp_kept_beside_tcp(), Some(1.0));
+        assert_eq!(figures[3].mix.udt.as_deref(), Some("ours (model)"));
+        assert_eq!(figures[4].mix.tcp, "kernel TCP bbr");
         let s = summarize_figures(&figures);
         assert_eq!(s.tables.len(), 2);
-        assert_eq!(s.tables[0].rows.len(), 3);
-        assert_eq!(s.tables[0].rows[2][1], "ours (model)");
+        assert_eq!(s.tables[0].rows.len(), 4);
+        assert_eq!(s.tables[0].rows[3][1], "ours (model)");
         let files: Vec<&str> = s.plots.iter().map(|p| p.file.as_str()).collect();
         assert_eq!(files, ["tcp-aggregate-cubic.svg", "tcp-aggregate-bbr.svg"]);
-        // Both controllers' lines start at the shared baseline.
-        assert_eq!(s.plots[0].series.len(), 2);
+        // Both controllers' lines and the one with TCP in UDT's place start at the shared
+        // baseline; the last ends at what the two TCP flows got beside a third.
+        let names: Vec<&str> = s.plots[0].series.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "2 TCP flows, ours (native)",
+                "2 TCP flows, TCP in UDT's place",
+                "2 TCP flows, ours (model)"
+            ]
+        );
         assert!(s.plots[0]
             .series
             .iter()
             .all(|l| l.points[0] == (0.0, 80.0 * 8.0 / 1e6)));
+        assert_eq!(s.plots[0].series[1].points, [(0.0, 640e-6), (1.0, 480e-6)]);
+        assert_eq!(s.plots[1].series.len(), 1);
         assert_eq!(s.findings.len(), 4, "{:?}", s.findings);
-        assert!(s.findings[0].starts_with("ours (native) beside kernel TCP cubic: TCP keeps 50% "));
+        assert!(
+            s.findings[0].starts_with(
+                "ours (native) beside kernel TCP cubic: TCP keeps 67% of what the same TCP \
+                 flows get with TCP flows in UDT's place; 50% of what they get alone; "
+            ),
+            "{}",
+            s.findings[0]
+        );
         assert!(
             s.findings[1].contains("gentler than TCP"),
             "{}",
             s.findings[1]
+        );
+        // No run with TCP in UDT's place beside bbr: only the figure against TCP alone.
+        assert!(
+            s.findings[2].starts_with(
+                "ours (model) beside kernel TCP bbr: TCP keeps 80% of what the same TCP flows \
+                 get alone; "
+            ),
+            "{}",
+            s.findings[2]
         );
     }
 
