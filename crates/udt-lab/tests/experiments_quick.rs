@@ -37,6 +37,7 @@ fn settings(name: &str) -> Option<Settings> {
         flow_time: None,
         resume: false,
         only: Default::default(),
+        repeat: 1,
     })
 }
 
@@ -151,6 +152,7 @@ fn resummarize() {
         flow_time: None,
         resume: false,
         only: Default::default(),
+        repeat: 1,
     };
     let summary = (exp.summarize)(&settings, &report.rows);
     report.description = exp.description.to_owned();

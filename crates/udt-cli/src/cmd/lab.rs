@@ -98,6 +98,12 @@ pub struct RunArgs {
     /// the labels are the column and row names of the report's tables.
     #[arg(long, value_delimiter = ',')]
     pub runs: Vec<String>,
+    /// Run each run N times and report medians, with each run's share of the link beside
+    /// them (fairness only: one run of a fairness cell spreads widely, and the runs of one
+    /// TCP count repeat together, so a UDT run is compared with TCP measured beside it).
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=100))]
+    pub repeat: u16,
 }
 
 /// Accepts `all` or a registered experiment name, and lists them otherwise.
@@ -184,12 +190,28 @@ pub fn run(args: Args) -> anyhow::Result<()> {
 }
 
 fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
-    udt_lab::check_privileges()?;
     let experiments: Vec<experiment::Experiment> = if args.experiment == "all" {
         experiment::registry()
     } else {
         experiment::find(&args.experiment).into_iter().collect()
     };
+    if args.repeat > 1 {
+        if let Some(e) = experiments.iter().find(|e| !e.repeats) {
+            let can: Vec<&str> = experiment::registry()
+                .into_iter()
+                .filter(|e| e.repeats)
+                .map(|e| e.name)
+                .collect();
+            anyhow::bail!(
+                "--repeat: the {} experiment runs each run once; only {} can repeat its runs \
+                 (run it on its own: udt lab run {} --repeat N)",
+                e.name,
+                can.join(", "),
+                can.first().copied().unwrap_or("fairness")
+            );
+        }
+    }
+    udt_lab::check_privileges()?;
     let mut run = RunOptions::new()?;
     run.warmup = args.warmup;
     let settings = Settings {
@@ -207,6 +229,7 @@ fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
             losses: args.losses,
             runs: args.runs,
         },
+        repeat: usize::from(args.repeat),
     };
     for dir in experiment::run_and_write(&experiments, &settings)? {
         eprintln!("udt lab: wrote {}", dir.join("report.md").display());

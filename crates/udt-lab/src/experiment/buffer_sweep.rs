@@ -146,6 +146,7 @@ pub(crate) fn experiment() -> Experiment {
         description: DESCRIPTION,
         cells,
         summarize,
+        repeats: false,
     }
 }
 

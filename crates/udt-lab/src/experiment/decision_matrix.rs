@@ -34,6 +34,7 @@ pub(crate) fn experiment() -> Experiment {
         description: DESCRIPTION,
         cells,
         summarize,
+        repeats: false,
     }
 }
 

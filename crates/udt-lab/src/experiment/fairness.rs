@@ -96,20 +96,24 @@ impl Grid {
 
     /// The runs, in order: per background and TCP count, the baseline, then per UDT count
     /// the all-TCP run with as many more TCP flows in the UDT flows' place, and each
-    /// implementation, back to back.
-    pub fn runs(&self, time: Duration) -> Vec<Run> {
+    /// implementation, back to back; all of that `repeat` times over before the next TCP
+    /// count, so that each repetition's UDT runs have their TCP references measured beside
+    /// them.
+    pub fn runs(&self, time: Duration, repeat: usize) -> Vec<Run> {
         let mut runs = Vec::new();
         for background in &self.backgrounds {
             let tcp = Implementation::Tcp { cc: background.cc };
             for &t in &background.flows {
-                for &u in &self.udt {
-                    runs.push(mix((&tcp, t + u), None, time));
-                    if u > 0 {
-                        runs.extend(
-                            self.implementations
-                                .iter()
-                                .map(|i| mix((&tcp, t), Some((i, u)), time)),
-                        );
+                for r in (1..=repeat.max(1)).map(|r| (r, repeat)) {
+                    for &u in &self.udt {
+                        runs.push(mix((&tcp, t + u), None, time, r));
+                        if u > 0 {
+                            runs.extend(
+                                self.implementations
+                                    .iter()
+                                    .map(|i| mix((&tcp, t), Some((i, u)), time, r)),
+                            );
+                        }
                     }
                 }
             }
@@ -129,6 +133,8 @@ pub struct Mix {
     pub udt: Option<String>,
     /// UDT flows asked for.
     pub udt_flows: usize,
+    /// Which repetition of the run this was, from 1 (always 1 without `--repeat`).
+    pub repeat: usize,
 }
 
 /// What one run (a mix of UDT and TCP flows) comes to.
@@ -166,6 +172,9 @@ pub struct Fairness {
     /// that starts with half the link and ends starved averages to a fair-looking share,
     /// and only this shows where it was heading.
     pub udt_late_over_fair_share: Option<f64>,
+    /// [`Fairness::udt_over_fair_share`] of each repetition, in run order, where these
+    /// figures are the medians of several ([`combine_repeats`]); empty for a single run.
+    pub each_share: Vec<f64>,
 }
 
 /// A mean UDT goodput (bit/s) over an equal split of the link among all of `mix`'s flows.
@@ -211,6 +220,7 @@ impl Fairness {
             },
             udt_over_fair_share,
             udt_late_over_fair_share: None,
+            each_share: Vec::new(),
         }
     }
 
@@ -252,6 +262,7 @@ pub(crate) fn experiment() -> Experiment {
         description: DESCRIPTION,
         cells,
         summarize,
+        repeats: true,
     }
 }
 
@@ -276,7 +287,9 @@ need them), up to 108 processes; the full grid, 20 s flows (longer than the 10 s
 `model`'s competition mode tries its rate model again), is cubic TCP {10, 20, 50} and bbr \
 TCP {10, 50}, each × UDT {0, 1, 2, 4} with each controller and with TCP in UDT's place (50 \
 runs); the quick one cubic TCP {10} × UDT {0, 2} with each controller and with TCP in UDT's \
-place, 4 s flows (4 runs).";
+place, 4 s flows (4 runs). One run of a cell spreads widely (one `model` flow beside ten \
+CUBIC flows took 0.49-6.30 times an equal share over 37 runs); `--repeat N` runs each TCP \
+count's runs N times over and reports the median of each figure, with each run's share.";
 
 fn cells(settings: &Settings) -> Vec<Cell> {
     let grid = if settings.quick {
@@ -287,15 +300,17 @@ fn cells(settings: &Settings) -> Vec<Cell> {
     let time = flow_time(settings, Duration::from_secs(4), Duration::from_secs(20));
     vec![Cell {
         link: LinkParams::new(NOMINAL_RATE_BPS, RTT),
-        runs: grid.runs(time),
+        runs: grid.runs(time, settings.repeat),
     }]
 }
 
-/// `tcp` flows of a TCP implementation and, unless the baseline, `udt` flows of a UDT one.
+/// `tcp` flows of a TCP implementation and, unless the baseline, `udt` flows of a UDT one;
+/// repetition `r` of `n` (labelled so when `n` > 1).
 fn mix(
     (tcp, tcp_flows): (&Implementation, usize),
     udt: Option<(&Implementation, usize)>,
     time: Duration,
+    (r, n): (usize, usize),
 ) -> Run {
     let udt_flows = udt.map_or(0, |(_, n)| n);
     let mut flows: Vec<FlowSpec> = udt
@@ -303,16 +318,20 @@ fn mix(
         .flat_map(|(i, n)| (0..n).map(move |_| FlowSpec::timed(i.clone(), time)))
         .collect();
     flows.extend((0..tcp_flows).map(|_| FlowSpec::timed(tcp.clone(), time)));
-    let label = match udt {
-        Some((i, n)) => format!("{n} × {i} + {tcp_flows} × {tcp}"),
+    let mut label = match udt {
+        Some((i, k)) => format!("{k} × {i} + {tcp_flows} × {tcp}"),
         None => format!("{tcp_flows} × {tcp}"),
     };
+    if n > 1 {
+        label.push_str(&format!(" (run {r} of {n})"));
+    }
     Run {
         label,
         flows,
         params: BTreeMap::from([
             ("tcp_flows".to_owned(), tcp_flows as f64),
             ("udt_flows".to_owned(), udt_flows as f64),
+            ("repeat".to_owned(), r as f64),
         ]),
     }
 }
@@ -347,6 +366,7 @@ impl Goodputs {
                 tcp_flows: count("tcp_flows"),
                 udt: None,
                 udt_flows: count("udt_flows"),
+                repeat: count("repeat").max(1),
             },
             rate_bps: row.truth.rate_bps as f64,
             flows: Vec::new(),
@@ -420,16 +440,22 @@ pub fn analyse(rows: &[Row]) -> Vec<Fairness> {
         runs[i].add(row);
     }
     let steady: Vec<Steady> = runs.iter().map(Goodputs::steady).collect();
-    // The all-TCP run of `tcp` with `flows` flows.
-    let all_tcp = |tcp: &str, flows: usize| -> Option<&Steady> {
+    // The all-TCP run of `mix`'s TCP implementation and repetition with `flows` flows.
+    let all_tcp = |mix: &Mix, flows: usize| -> Option<&Steady> {
         runs.iter()
             .zip(&steady)
-            .find(|(r, _)| r.mix.tcp == tcp && r.mix.tcp_flows == flows && r.mix.udt_flows == 0)
+            .find(|(r, _)| {
+                let m = &r.mix;
+                m.tcp == mix.tcp
+                    && m.tcp_flows == flows
+                    && m.udt_flows == 0
+                    && m.repeat == mix.repeat
+            })
             .map(|(_, s)| s)
     };
-    let alone = |mix: &Mix| all_tcp(&mix.tcp, mix.tcp_flows).map(|s| s.tcp.iter().sum());
+    let alone = |mix: &Mix| all_tcp(mix, mix.tcp_flows).map(|s| s.tcp.iter().sum());
     let beside_tcp = |mix: &Mix| -> Option<f64> {
-        let s = all_tcp(&mix.tcp, mix.tcp_flows + mix.udt_flows)?;
+        let s = all_tcp(mix, mix.tcp_flows + mix.udt_flows)?;
         stats::mean(&s.tcp).map(|m| m * mix.tcp_flows as f64)
     };
     runs.iter()
@@ -478,7 +504,62 @@ fn common_window(series: &[Vec<f64>]) -> Option<std::ops::Range<usize>> {
 }
 
 fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
-    summarize_figures(&analyse(rows))
+    summarize_figures(&combine_repeats(&analyse(rows)))
+}
+
+/// One figure per mix: the repetitions of a run (`--repeat`) become the medians of each
+/// figure, with each repetition's share kept in [`Fairness::each_share`]; the ratios
+/// ([`Fairness::tcp_kept`], [`Fairness::tcp_kept_beside_tcp`]) are then those of the
+/// medians. A mix that ran once is left as it is.
+pub fn combine_repeats(figures: &[Fairness]) -> Vec<Fairness> {
+    let same = |a: &Mix, b: &Mix| {
+        Mix {
+            repeat: 1,
+            ..a.clone()
+        } == Mix {
+            repeat: 1,
+            ..b.clone()
+        }
+    };
+    let mut groups: Vec<Vec<&Fairness>> = Vec::new();
+    for f in figures {
+        match groups.iter_mut().find(|g| same(&g[0].mix, &f.mix)) {
+            Some(g) => g.push(f),
+            None => groups.push(vec![f]),
+        }
+    }
+    groups.into_iter().map(|g| median_of(&g)).collect()
+}
+
+/// The medians of `group`'s figures (see [`combine_repeats`]).
+fn median_of(group: &[&Fairness]) -> Fairness {
+    if let [single] = group {
+        return (*single).clone();
+    }
+    let med = |get: fn(&Fairness) -> Option<f64>| {
+        let values: Vec<f64> = group.iter().filter_map(|f| get(f)).collect();
+        stats::median(&values)
+    };
+    let first = group[0];
+    Fairness {
+        mix: Mix {
+            repeat: 1,
+            ..first.mix.clone()
+        },
+        failed: group.iter().map(|f| f.failed).sum(),
+        udt_mean: med(|f| f.udt_mean),
+        udt_cov: med(|f| f.udt_cov),
+        udt_jain: med(|f| f.udt_jain),
+        tcp_mean: med(|f| f.tcp_mean),
+        tcp_jain: med(|f| f.tcp_jain),
+        tcp_aggregate: med(|f| Some(f.tcp_aggregate)).unwrap_or(0.0),
+        tcp_alone: med(|f| f.tcp_alone),
+        tcp_beside_tcp: med(|f| f.tcp_beside_tcp),
+        utilisation: med(|f| Some(f.utilisation)).unwrap_or(0.0),
+        udt_over_fair_share: med(|f| f.udt_over_fair_share),
+        udt_late_over_fair_share: med(|f| f.udt_late_over_fair_share),
+        each_share: group.iter().filter_map(|f| f.udt_over_fair_share).collect(),
+    }
 }
 
 /// Findings, a table and a plot per TCP background.
@@ -564,7 +645,7 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
                 f.udt_mean.map_or_else(dash, mbit),
                 num(f.udt_cov, 3),
                 num(f.udt_jain, 3),
-                num(f.udt_over_fair_share, 2),
+                share_cell(f),
                 num(f.udt_late_over_fair_share, 2),
                 f.tcp_mean.map_or_else(dash, mbit),
                 num(f.tcp_jain, 3),
@@ -585,7 +666,9 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
                   a flow that outlives the others is not credited with the link to itself; \
                   \"the same, last 3 s\" covers only the last three of those seconds (a flow \
                   starting strong and ending starved averages to a fair-looking share). σ/μ \
-                  and Jain's index need two UDT flows. TCP beside TCP: what the same number \
+                  and Jain's index need two UDT flows. With `--repeat`, every figure is the \
+                  median over the repetitions, and the share also lists each one's. TCP \
+                  beside TCP: what the same number \
                   of TCP flows got in the all-TCP run with as many more TCP flows in the UDT \
                   flows' place (the row with that many TCP flows, its mean flow times this \
                   row's TCP count); TCP kept (beside TCP): TCP aggregate here over that. TCP \
@@ -598,6 +681,19 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
         header: header.iter().map(|h| (*h).to_owned()).collect(),
         rows,
     }
+}
+
+/// The UDT flows' share: the median over repetitions with each one's in brackets
+/// (`0.92 (0.56, 0.92, 1.87)`), or the single run's.
+fn share_cell(f: &Fairness) -> String {
+    let median = f
+        .udt_over_fair_share
+        .map_or_else(|| "—".to_owned(), |v| format!("{v:.2}"));
+    if f.each_share.len() < 2 {
+        return median;
+    }
+    let each: Vec<String> = f.each_share.iter().map(|v| format!("{v:.2}")).collect();
+    format!("{median} ({})", each.join(", "))
 }
 
 /// TCP's aggregate against the UDT flows beside it: a line per TCP count and controller,
@@ -752,14 +848,14 @@ mod tests {
         }
         // Per TCP count: one baseline, then per UDT count (3) TCP in UDT's place and each
         // of the 2 controllers.
-        let full = Grid::full().runs(Duration::from_secs(1));
+        let full = Grid::full().runs(Duration::from_secs(1), 1);
         assert_eq!(full.len(), 5 * (1 + 3 * 3));
-        assert_eq!(Grid::quick().runs(Duration::from_secs(1)).len(), 4);
+        assert_eq!(Grid::quick().runs(Duration::from_secs(1), 1).len(), 4);
     }
 
     #[test]
     fn runs_put_the_baseline_first_and_controllers_side_by_side() {
-        let runs = Grid::quick().runs(Duration::from_secs(1));
+        let runs = Grid::quick().runs(Duration::from_secs(1), 1);
         let labels: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
         assert_eq!(
             labels,
@@ -770,7 +866,7 @@ mod tests {
                 "2 × ours (model) + 10 × kernel TCP cubic",
             ]
         );
-        let bbr = &Grid::full().runs(Duration::from_secs(1))[30];
+        let bbr = &Grid::full().runs(Duration::from_secs(1), 1)[30];
         assert_eq!(bbr.label, "10 × kernel TCP bbr");
     }
 
@@ -778,12 +874,17 @@ mod tests {
     fn mix_orders_udt_first_and_labels_counts() {
         let tcp = Implementation::Tcp { cc: TcpCc::Cubic };
         let model = Implementation::ours("model");
-        let run = mix((&tcp, 10), Some((&model, 2)), Duration::from_secs(1));
+        let run = mix(
+            (&tcp, 10),
+            Some((&model, 2)),
+            Duration::from_secs(1),
+            (1, 1),
+        );
         assert_eq!(run.flows.len(), 12);
         assert!(run.flows[..2].iter().all(|f| f.implementation == model));
         assert!(run.flows[2..].iter().all(|f| f.implementation == tcp));
         assert_eq!(run.params.get("udt_flows"), Some(&2.0));
-        let alone = mix((&tcp, 10), None, Duration::from_secs(1));
+        let alone = mix((&tcp, 10), None, Duration::from_secs(1), (1, 1));
         assert_eq!(alone.flows.len(), 10);
         assert_eq!(alone.params.get("udt_flows"), Some(&0.0));
     }
@@ -794,6 +895,7 @@ mod tests {
             tcp_flows,
             udt: Some("ours (native)".to_owned()),
             udt_flows,
+            repeat: 1,
         }
     }
 
@@ -834,9 +936,24 @@ mod tests {
     /// A run's rows: `udt` flows of `ours (CC)` (`cc` empty: none) beside `tcp` flows of
     /// `kernel TCP TCP_CC`, bytes per second of each UDT and each TCP flow in `bps`, on an
     /// 800 bit/s link.
-    fn run_rows(tcp_cc: &str, tcp: usize, (cc, udt): (&str, usize), bps: (u64, u64)) -> Vec<Row> {
-        let run = format!("{udt} {cc} + {tcp} {tcp_cc}");
-        let params = [("tcp_flows", tcp as f64), ("udt_flows", udt as f64)];
+    fn run_rows(tcp_cc: &str, tcp: usize, udt: (&str, usize), bps: (u64, u64)) -> Vec<Row> {
+        repeated_rows(tcp_cc, tcp, udt, bps, 1)
+    }
+
+    /// [`run_rows`] for repetition `r` of a run.
+    fn repeated_rows(
+        tcp_cc: &str,
+        tcp: usize,
+        (cc, udt): (&str, usize),
+        bps: (u64, u64),
+        r: usize,
+    ) -> Vec<Row> {
+        let run = format!("{udt} {cc} + {tcp} {tcp_cc} (run {r})");
+        let params = [
+            ("tcp_flows", tcp as f64),
+            ("udt_flows", udt as f64),
+            ("repeat", r as f64),
+        ];
         let udt_label = format!("ours ({cc})");
         let tcp_label = format!("kernel TCP {tcp_cc}");
         let flow = |protocol: &'static str, label: &str, b: u64| {
@@ -925,6 +1042,52 @@ mod tests {
             "{}",
             s.findings[2]
         );
+    }
+
+    #[test]
+    fn repeated_runs_come_in_blocks_per_tcp_count() {
+        let runs = Grid::quick().runs(Duration::from_secs(1), 2);
+        let labels: Vec<&str> = runs.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels.len(), 8);
+        assert_eq!(labels[0], "10 × kernel TCP cubic (run 1 of 2)");
+        assert_eq!(
+            labels[3],
+            "2 × ours (model) + 10 × kernel TCP cubic (run 1 of 2)"
+        );
+        assert_eq!(labels[4], "10 × kernel TCP cubic (run 2 of 2)");
+        assert_eq!(runs[5].params.get("repeat"), Some(&2.0));
+        assert_eq!(Grid::full().runs(Duration::from_secs(1), 3).len(), 3 * 50);
+    }
+
+    /// Three repetitions of one mix become one figure of medians, each compared with the
+    /// TCP runs of its own repetition, and the table lists each repetition's share.
+    #[test]
+    fn repetitions_become_medians_against_their_own_references() {
+        let mut rows = Vec::new();
+        // (UDT, TCP) bytes a second in the mix, and each flow of the three-flow TCP run.
+        for (r, mix_bps, stand_in) in [(1, (10, 45), 30), (2, (40, 20), 25), (3, (20, 30), 30)] {
+            rows.extend(repeated_rows("cubic", 2, ("", 0), (0, 40), r));
+            rows.extend(repeated_rows("cubic", 3, ("", 0), (0, stand_in), r));
+            rows.extend(repeated_rows("cubic", 2, ("model", 1), mix_bps, r));
+        }
+        let figures = combine_repeats(&analyse(&rows));
+        assert_eq!(figures.len(), 3, "two all-TCP mixes and the model one");
+        let f = &figures[2];
+        assert_eq!(f.mix.udt.as_deref(), Some("ours (model)"));
+        // Shares of an equal split (800 bit/s over three flows): 0.3, 1.2, 0.6.
+        let each: Vec<String> = f.each_share.iter().map(|v| format!("{v:.2}")).collect();
+        assert_eq!(each, ["0.30", "1.20", "0.60"]);
+        assert_eq!(
+            f.udt_over_fair_share.map(|v| format!("{v:.2}")).as_deref(),
+            Some("0.60")
+        );
+        // TCP aggregates 90, 40, 60 bytes a second against 60, 50, 60 beside TCP: medians 60
+        // and 60.
+        assert_eq!(f.tcp_aggregate, 480.0);
+        assert_eq!(f.tcp_beside_tcp, Some(480.0));
+        let s = summarize_figures(&figures);
+        assert_eq!(s.tables[0].rows[2][6], "0.60 (0.30, 1.20, 0.60)");
+        assert_eq!(s.tables[0].rows[0][6], "—");
     }
 
     #[test]

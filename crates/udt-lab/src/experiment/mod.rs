@@ -71,6 +71,9 @@ pub struct Experiment {
     pub cells: fn(&Settings) -> Vec<Cell>,
     /// Tables, plots and findings from the rows.
     pub summarize: fn(&Settings, &[Row]) -> Summary,
+    /// Whether its cells run each run [`Settings::repeat`] times and its summary reports
+    /// medians over the repetitions (the others run each once).
+    pub repeats: bool,
 }
 
 /// Every experiment, in report order.
@@ -112,6 +115,9 @@ pub struct Settings {
     pub resume: bool,
     /// Run only the cells whose link matches (`--rtts`, `--losses`); empty lists match all.
     pub only: CellFilter,
+    /// How many times each run is repeated, where the experiment [`Experiment::repeats`]
+    /// (`--repeat`); 1 runs each once.
+    pub repeat: usize,
 }
 
 /// Which cells and runs of an experiment to run: a part of a grid, re-measured after a change.

@@ -50,6 +50,7 @@ pub(crate) fn experiment() -> Experiment {
         description: DESCRIPTION,
         cells,
         summarize,
+        repeats: false,
     }
 }
 

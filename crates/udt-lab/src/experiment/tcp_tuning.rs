@@ -106,6 +106,7 @@ pub(crate) fn experiment() -> Experiment {
         description: DESCRIPTION,
         cells,
         summarize,
+        repeats: false,
     }
 }
 

@@ -73,5 +73,6 @@ pub(super) fn settings(quick: bool) -> super::Settings {
         flow_time: None,
         resume: false,
         only: Default::default(),
+        repeat: 1,
     }
 }

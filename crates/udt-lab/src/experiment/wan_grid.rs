@@ -48,6 +48,7 @@ pub(crate) fn experiment() -> Experiment {
         description: DESCRIPTION,
         cells,
         summarize,
+        repeats: false,
     }
 }
 
