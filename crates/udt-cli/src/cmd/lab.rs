@@ -240,9 +240,20 @@ fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
 /// `udt ARGS...` as typed, for the reports.
 fn command_line() -> String {
     std::iter::once("udt".to_owned())
-        .chain(std::env::args().skip(1))
+        .chain(std::env::args().skip(1).map(|a| shell_quoted(&a)))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `arg` as a POSIX shell reads it back: as it is when it holds only characters no shell
+/// treats specially, else in single quotes (a `--runs` list of labels has spaces and `×`).
+fn shell_quoted(arg: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./=:,%@+".contains(c);
+    if !arg.is_empty() && arg.chars().all(plain) {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
 }
 
 fn link(args: LinkArgs) -> anyhow::Result<()> {
@@ -348,5 +359,31 @@ mod tests {
         };
         assert_eq!(args.rates.len(), 5);
         assert_eq!(args.rates[4].bits_per_sec(), 2_000_000_000);
+    }
+
+    #[test]
+    fn report_commands_quote_what_a_shell_would_split() {
+        assert_eq!(shell_quoted("--rate-cap"), "--rate-cap");
+        assert_eq!(shell_quoted("0,0.1%"), "0,0.1%");
+        assert_eq!(
+            shell_quoted("10 × kernel TCP cubic"),
+            "'10 × kernel TCP cubic'"
+        );
+        assert_eq!(shell_quoted("it's"), r"'it'\''s'");
+        assert_eq!(shell_quoted(""), "''");
+    }
+
+    #[test]
+    fn repeat_is_one_to_a_hundred() {
+        let parse = |line: &str| Cli::try_parse_from(line.split(' '));
+        let Command::Lab(Args {
+            command: LabCommand::Run(args),
+        }) = parse("udt lab run fairness --repeat 3").unwrap().command
+        else {
+            panic!("a run command line")
+        };
+        assert_eq!(args.repeat, 3);
+        assert!(parse("udt lab run fairness --repeat 0").is_err());
+        assert!(parse("udt lab run fairness --repeat 101").is_err());
     }
 }
