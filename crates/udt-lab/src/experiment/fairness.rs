@@ -101,17 +101,18 @@ impl Grid {
     /// them.
     pub fn runs(&self, time: Duration, repeat: usize) -> Vec<Run> {
         let mut runs = Vec::new();
+        let n = repeat.max(1);
         for background in &self.backgrounds {
             let tcp = Implementation::Tcp { cc: background.cc };
             for &t in &background.flows {
-                for r in (1..=repeat.max(1)).map(|r| (r, repeat)) {
+                for r in 1..=n {
                     for &u in &self.udt {
-                        runs.push(mix((&tcp, t + u), None, time, r));
+                        runs.push(mix((&tcp, t + u), None, time, (r, n)));
                         if u > 0 {
                             runs.extend(
                                 self.implementations
                                     .iter()
-                                    .map(|i| mix((&tcp, t), Some((i, u)), time, r)),
+                                    .map(|i| mix((&tcp, t), Some((i, u)), time, (r, n))),
                             );
                         }
                     }
@@ -135,6 +136,14 @@ pub struct Mix {
     pub udt_flows: usize,
     /// Which repetition of the run this was, from 1 (always 1 without `--repeat`).
     pub repeat: usize,
+}
+
+impl Mix {
+    /// Whether `other` ran the same flows, perhaps in another repetition.
+    fn same_as(&self, other: &Self) -> bool {
+        (&self.tcp, self.tcp_flows, &self.udt, self.udt_flows)
+            == (&other.tcp, other.tcp_flows, &other.udt, other.udt_flows)
+    }
 }
 
 /// What one run (a mix of UDT and TCP flows) comes to.
@@ -512,18 +521,9 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
 /// ([`Fairness::tcp_kept`], [`Fairness::tcp_kept_beside_tcp`]) are then those of the
 /// medians. A mix that ran once is left as it is.
 pub fn combine_repeats(figures: &[Fairness]) -> Vec<Fairness> {
-    let same = |a: &Mix, b: &Mix| {
-        Mix {
-            repeat: 1,
-            ..a.clone()
-        } == Mix {
-            repeat: 1,
-            ..b.clone()
-        }
-    };
     let mut groups: Vec<Vec<&Fairness>> = Vec::new();
     for f in figures {
-        match groups.iter_mut().find(|g| same(&g[0].mix, &f.mix)) {
+        match groups.iter_mut().find(|g| g[0].mix.same_as(&f.mix)) {
             Some(g) => g.push(f),
             None => groups.push(vec![f]),
         }
@@ -668,12 +668,12 @@ fn table(figures: &[Fairness], tcp: &str) -> Table {
                   starting strong and ending starved averages to a fair-looking share). σ/μ \
                   and Jain's index need two UDT flows. With `--repeat`, every figure is the \
                   median over the repetitions, and the share also lists each one's. TCP \
-                  beside TCP: what the same number \
-                  of TCP flows got in the all-TCP run with as many more TCP flows in the UDT \
-                  flows' place (the row with that many TCP flows, its mean flow times this \
-                  row's TCP count); TCP kept (beside TCP): TCP aggregate here over that. TCP \
-                  kept (alone): TCP aggregate here over the same number of TCP flows alone \
-                  (the UDT = 0 row); all-TCP rows are shared by both controllers. \
+                  beside TCP: what the same number of TCP flows got in the all-TCP run with \
+                  as many more TCP flows in the UDT flows' place (the row with that many TCP \
+                  flows, its mean flow times this row's TCP count); TCP kept (beside TCP): \
+                  TCP aggregate here over that. TCP kept (alone): TCP aggregate here over the \
+                  same number of TCP flows alone (the UDT = 0 row); all-TCP rows are shared \
+                  by both controllers. \
                   Utilisation: all flows' per-second rates summed, over the link rate; the \
                   clients of one run start up to a few hundred ms apart (up to 54 processes), \
                   so the largest runs can show a few percent over the payload ceiling (~97%)."
@@ -777,12 +777,12 @@ fn group_finding(figures: &[Fairness], tcp: &str, udt: &str) -> Option<String> {
         ));
     }
     if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.tcp_kept())) {
-        let what = if parts.is_empty() {
-            "TCP keeps {}% of what the same TCP flows get alone"
+        let kept = span(100.0 * lo, 100.0 * hi, 0);
+        parts.push(if parts.is_empty() {
+            format!("TCP keeps {kept}% of what the same TCP flows get alone")
         } else {
-            "{}% of what they get alone"
-        };
-        parts.push(what.replace("{}", &span(100.0 * lo, 100.0 * hi, 0)));
+            format!("{kept}% of what they get alone")
+        });
     }
     if let Some((lo, hi)) = range(group.iter().filter_map(|f| f.udt_over_fair_share)) {
         let verdict = if lo > 1.0 {
