@@ -213,18 +213,12 @@ fn alone_in_sweep(rows: &[Row], implementation: &str, buffer: Option<u64>) -> Op
     }
     let limit = |r: &Row| r.params.get("window_limit_bps").copied();
     let top = sweep.iter().filter_map(|r| limit(r)).reduce(f64::max)?;
-    let mut covering: Vec<f64> = sweep
+    let covering: Vec<f64> = sweep
         .iter()
         .filter(|r| limit(r).is_some_and(|w| w >= 0.95 * top))
         .filter_map(|r| r.goodput())
         .collect();
-    covering.sort_by(f64::total_cmp);
-    let n = covering.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(covering[n / 2]),
-        _ => Some((covering[n / 2 - 1] + covering[n / 2]) / 2.0),
-    }
+    stats::median(&covering)
 }
 
 /// The shared rows by phase, each with its rate alone from the `sweep` rows.
