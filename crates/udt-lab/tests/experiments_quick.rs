@@ -127,7 +127,8 @@ fn scavenger_quick() {
 /// Not a test: rebuilds the findings, tables and plots of a written report from its
 /// `results.json` (after a change to an experiment's summary), without measuring again.
 /// `UDT_LAB_RESUMMARIZE=docs/lab/buffer-sweep cargo test -p udt-lab --test
-/// experiments_quick -- --ignored resummarize`.
+/// experiments_quick -- --ignored resummarize` (a relative directory is taken from the
+/// workspace's root: cargo runs the test in the crate's directory).
 #[test]
 #[ignore = "a tool: needs UDT_LAB_RESUMMARIZE=DIR"]
 fn resummarize() {
@@ -135,6 +136,8 @@ fn resummarize() {
         eprintln!("set UDT_LAB_RESUMMARIZE to a report directory");
         return;
     };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let dir = root.join(dir);
     let json = std::fs::read_to_string(dir.join("results.json")).expect("results.json");
     let mut report: experiment::Report = serde_json::from_str(&json).expect("a report");
     let exp = experiment::find(&report.experiment).expect("registered");
