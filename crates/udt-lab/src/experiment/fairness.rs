@@ -463,7 +463,11 @@ pub fn analyse(rows: &[Row]) -> Vec<Fairness> {
             .map(|(_, s)| s)
     };
     let alone = |mix: &Mix| all_tcp(mix, mix.tcp_flows).map(|s| s.tcp.iter().sum());
+    // An all-TCP run has no UDT flows for TCP to stand in for.
     let beside_tcp = |mix: &Mix| -> Option<f64> {
+        if mix.udt_flows == 0 {
+            return None;
+        }
         let s = all_tcp(mix, mix.tcp_flows + mix.udt_flows)?;
         stats::mean(&s.tcp).map(|m| m * mix.tcp_flows as f64)
     };
@@ -473,7 +477,7 @@ pub fn analyse(rows: &[Row]) -> Vec<Fairness> {
             let total = (r.rate_bps, s.total);
             Fairness::new(r.mix.clone(), &s.udt, &s.tcp, alone(&r.mix), total)
                 .with_late(&s.udt_late, r.rate_bps)
-                .with_beside_tcp(beside_tcp(&r.mix).filter(|_| r.mix.udt_flows > 0))
+                .with_beside_tcp(beside_tcp(&r.mix))
         })
         .collect()
 }
