@@ -292,13 +292,15 @@ beside fair UDT flows this is the TCP flows' share of all flows, 10/14 for ten b
 \"UDT / fair share\" compares the mean UDT flow with an equal split of the link among all \
 flows. Utilisation counts payload, so about 97% is full.\n\n\
 Feasibility on this 2-vCPU machine: each flow is its own pair of processes (per-flow figures \
-need them), up to 108 processes; the full grid, 20 s flows (longer than the 10 s after which \
-`model`'s competition mode tries its rate model again), is cubic TCP {10, 20, 50} and bbr \
-TCP {10, 50}, each × UDT {0, 1, 2, 4} with each controller and with TCP in UDT's place (50 \
-runs); the quick one cubic TCP {10} × UDT {0, 2} with each controller and with TCP in UDT's \
-place, 4 s flows (4 runs). One run of a cell spreads widely (one `model` flow beside ten \
-CUBIC flows took 0.49-6.30 times an equal share over 37 runs); `--repeat N` runs each TCP \
-count's runs N times over and reports the median of each figure, with each run's share.";
+need them), up to 108 processes, of which the UDT flows' run at nice -10 (kernel TCP's protocol \
+runs in softirq, ahead of every process; a UDT flow's ACKs wait for its process to run); the \
+full grid, 20 s flows (longer than the 10 s after which `model`'s competition mode tries its \
+rate model again), is cubic TCP {10, 20, 50} and bbr TCP {10, 50}, each × UDT {0, 1, 2, 4} \
+with each controller and with TCP in UDT's place (50 runs); the quick one cubic TCP {10} × \
+UDT {0, 2} with each controller and with TCP in UDT's place, 4 s flows (4 runs). One run of a \
+cell spreads widely (one `model` flow beside ten CUBIC flows took 0.49-6.30 times an equal \
+share over 37 runs); `--repeat N` runs each TCP count's runs N times over and reports the \
+median of each figure, with each run's share.";
 
 fn cells(settings: &Settings) -> Vec<Cell> {
     let grid = if settings.quick {
