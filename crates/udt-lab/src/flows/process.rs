@@ -4,6 +4,7 @@
 //! Each program's stdout is read line by line by a thread into a channel, its stderr kept
 //! for error messages; a [`Running`] program is killed when dropped, so an error or a panic
 //! anywhere leaves no process behind (and the lab's teardown would kill them anyway).
+//! Programs whose protocol runs in user space start at [`USER_SPACE_NICE`].
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
@@ -37,8 +38,8 @@ const SERVER_TAIL: Duration = Duration::from_secs(10);
 /// receiver reported its ACKs up to 300-400 ms apart where it sends one every 10 ms, its
 /// smoothed RTT read 150-560 ms where the TCP flows' read 111-127 ms. With its processes
 /// at -10, the fairness grid's medians of three beside 50 bbr flows moved from 1.11, 0.53,
-/// 0.68 of an equal share to 0.96, 0.91, 1.04 for 1, 2, 4 native flows (model: 0.09, 0.30,
-/// 0.09 to 0.29, 0.41, 0.17). On a transfer host of its own a UDT flow does not wait behind
+/// 0.68 of an equal share to 0.96-1.43, 0.91-0.98, 0.83-1.04 for 1, 2, 4 native flows (two
+/// sittings; model: 0.09, 0.30, 0.09 to 0.17-0.29, 0.18-0.41, 0.13-0.17). On a transfer host of its own a UDT flow does not wait behind
 /// a hundred processes; this gives it back what the kernel gives TCP. (The TCP flows' own
 /// processes only fill and drain socket buffers holding seconds of their data.) Not
 /// `SCHED_FIFO`: with its processes there, `model` took 3.7-10 times an equal share beside 50
