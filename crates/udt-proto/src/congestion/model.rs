@@ -357,6 +357,17 @@ impl Default for ModelConfig {
     }
 }
 
+/// The least share of the estimate's BDP over the floor RTT that a competition entered
+/// from the drain starts at (see [`Entry::Drained`]). The flight of that moment is usually
+/// most of it (the drain paced at 1/2.89 of the estimate for a few floor RTTs of a queue
+/// that other flows keep full; in the lab's traces it exceeded the BDP at every other such
+/// entry), but it can be a few packets: beside 50 kernel BBR flows, one traced run entered
+/// at 4 packets of a 110-packet BDP (its sender most likely held up just then), the CUBIC
+/// window met no verdict before its trial 10 s later, and the run took 0.10 of an equal
+/// share. Not measured in the lab with the floor: those cells spread too widely to show one
+/// run in fifteen.
+const DRAINED_ENTRY_FLOOR: f64 = 0.5;
+
 /// What made the model compete (see [`ModelBased::compete`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Entry {
@@ -364,7 +375,8 @@ enum Entry {
     Loss,
     /// The queue stayed full after the drain: start from what is in flight, at most the
     /// estimate's worth over the floor RTT (what the model would have in flight alone; the
-    /// estimate is what start-up took while every flow was starting), with no cut and the
+    /// estimate is what start-up took while every flow was starting) and at least
+    /// [`DRAINED_ENTRY_FLOOR`] of that, with no cut and the
     /// cubic epoch on its plateau ([`Competition::without_loss`]). In the lab, beside 10
     /// kernel CUBIC flows, one model flow then took 1.06 times an equal share, and 1.57 without
     /// the cap; in the simulator a latecomer beside one cubic flow takes 0.64 with it.
@@ -1387,7 +1399,8 @@ impl ModelBased {
                         Competition::after_loss(now, window, largest_sent, min, bw)
                     }
                     Entry::Drained => {
-                        let window = flight.min(bw * self.min_rtt().max(SYN).as_secs_f64());
+                        let bdp = bw * self.min_rtt().max(SYN).as_secs_f64();
+                        let window = flight.min(bdp).max(bdp * DRAINED_ENTRY_FLOOR);
                         Competition::without_loss(now, window, largest_sent, min, bw)
                     }
                 }

@@ -1001,6 +1001,23 @@ fn a_drained_entry_on_a_short_path_covers_an_ack_period() {
     );
 }
 
+/// A drained entry whose flight is a few packets just then (a sender held up) starts from
+/// half the estimate's BDP over the floor, not from those few packets.
+#[test]
+fn a_drained_entry_from_a_momentary_trickle_starts_at_half_the_bdp() {
+    let (long, queued) = (Duration::from_millis(50), Duration::from_millis(150));
+    let (mut model, now, _) = with_a_standing_queue(&ModelConfig::default(), long, queued, 40);
+    let largest = model.sampler.front() + 3;
+    let bdp = model.bandwidth_pkts() * model.min_rtt().as_secs_f64();
+    assert!(bdp > 100.0, "a BDP of {bdp} packets says little here");
+    model.suspect_queue(now, largest, Entry::Drained);
+    let window = model.competing.as_ref().expect("competing").cwnd();
+    assert!(
+        (bdp * 0.5 * 0.99..=bdp).contains(&window),
+        "window {window} of a {bdp}-packet BDP"
+    );
+}
+
 /// On a path longer than the ACK gap the samples span round trips: a standing queue there
 /// is not the flow's own, and the model competes at once.
 #[test]
