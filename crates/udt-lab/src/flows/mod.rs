@@ -120,6 +120,15 @@ impl Implementation {
         payload_per_packet(self.protocol())
     }
 
+    /// Whether the protocol runs in a user-space process (its ACKs wait for that process to
+    /// be scheduled) rather than in the kernel. UDP blasts run in the lab process itself.
+    pub fn in_user_space(&self) -> bool {
+        match self {
+            Self::Ours { .. } | Self::Libudt | Self::Utp => true,
+            Self::Tcp { .. } | Self::UdpBlast => false,
+        }
+    }
+
     /// Whether the flow is UDT (so has UDT's own estimates).
     pub fn is_udt(&self) -> bool {
         self.protocol() == "UDT"

@@ -244,10 +244,7 @@ fn server_command(
 /// Best effort: without the privilege to raise priority (the lab runs as root, so this is
 /// not expected) the program runs at the lab's own niceness.
 fn prioritise(cmd: &mut Command, implementation: &Implementation) {
-    if !matches!(
-        implementation,
-        Implementation::Ours { .. } | Implementation::Libudt | Implementation::Utp
-    ) {
+    if !implementation.in_user_space() {
         return;
     }
     // SAFETY: the closure runs between fork and exec and makes one async-signal-safe
