@@ -15,6 +15,7 @@
 //! - `tun`: opening a TUN device (one ioctl).
 //! - [`forward`]: the two forwarding threads and their [`DirectionStats`].
 //! - [`lab`]: [`Lab`], which puts those together.
+//! - [`host`]: how busy the machine's CPUs were while a run's flows ran.
 //! - [`run`]: `udt lab link`: run commands in the namespaces, with signal handling.
 //! - [`probe`]: measuring the emulator (UDP echo RTT, UDP blast rate and loss).
 //! - [`calibrate`]: the highest rate the emulator sustains here, as a Markdown report.
@@ -37,6 +38,7 @@ pub mod calibrate;
 pub mod experiment;
 pub mod flows;
 pub mod forward;
+pub mod host;
 pub mod lab;
 pub mod netns;
 pub mod params;

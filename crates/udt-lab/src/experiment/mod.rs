@@ -43,6 +43,7 @@ use serde::{Deserialize, Serialize};
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use crate::flows::{self, FlowResult, FlowSpec, RunOptions};
+use crate::host::HostWatch;
 use crate::params::format_rate;
 use crate::{Lab, LinkParams};
 
@@ -252,6 +253,10 @@ pub struct Row {
     /// A sender's retransmissions over this tell repair from a spurious storm.
     #[serde(default)]
     pub link_drops: Option<u64>,
+    /// The median over the run's seconds of the busy fraction of all the machine's CPUs
+    /// (see [`crate::host`]); `None` in reports made before it was measured.
+    #[serde(default)]
+    pub host_busy: Option<f64>,
 }
 
 impl Row {
@@ -412,8 +417,10 @@ fn run_one(
     settings: &Settings,
 ) -> anyhow::Result<Vec<Row>> {
     let drops_before = lab.stats()[DATA_DIRECTION].link.dropped();
+    let host = HostWatch::start();
     let results = flows::run_flows(lab, &run.flows, &settings.run)
         .with_context(|| format!("{}: {}", truth.rate_label(), run.label))?;
+    let host_busy = host.finish();
     // The forwarder's counters are at most 10 ms old: wait that out so the last drops count.
     std::thread::sleep(Duration::from_millis(20));
     let link_drops = lab.stats()[DATA_DIRECTION]
@@ -443,6 +450,7 @@ fn run_one(
                 result,
                 error,
                 link_drops: Some(link_drops),
+                host_busy,
             }
         })
         .collect())
@@ -457,8 +465,12 @@ fn progress_line(truth: &Truth, run: &Run, rows: &[Row]) -> String {
             (None, None) => "?".to_owned(),
         })
         .collect();
+    let host = rows
+        .first()
+        .and_then(|r| r.host_busy)
+        .map_or(String::new(), |b| format!(" (host {:.0}% busy)", b * 100.0));
     format!(
-        "{}, rtt {} ms, loss {}: {}: {}",
+        "{}, rtt {} ms, loss {}: {}: {}{host}",
         truth.rate_label(),
         truth.rtt_ms,
         truth.loss,

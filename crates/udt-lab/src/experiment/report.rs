@@ -9,6 +9,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use super::{Plot, Row};
+use crate::host;
 use crate::params::format_rate;
 
 /// A finished experiment.
@@ -148,9 +149,44 @@ impl Report {
             }
             md += "\n";
         }
+        md += &host_bound_section(&self.rows);
         md += "Every figure, per flow and per second, is in `results.json`.\n";
         md
     }
+}
+
+/// The runs during which the machine's CPUs were saturated ([`crate::host`]), if any.
+fn host_bound_section(rows: &[Row]) -> String {
+    let mut runs: Vec<(&Row, f64)> = Vec::new();
+    for r in rows.iter().filter(|r| r.flow == 0) {
+        match r.host_busy {
+            Some(b) if b >= host::SATURATED => runs.push((r, b)),
+            _ => {}
+        }
+    }
+    if runs.is_empty() {
+        return String::new();
+    }
+    let mut md = format!(
+        "## Host-bound runs\n\nDuring these runs the machine's CPUs were at least {:.0}% busy \
+         (the median of the run's seconds): the flows waited for a CPU behind the emulator, \
+         whose threads run in real time and carry the kernel's TCP receive path, so their \
+         figures measure this machine's scheduler as much as the protocols (user-space ones, \
+         ours, libudt and uTP, most). Run them at a lower `--rate-cap`, or on a larger \
+         machine.\n\n",
+        host::SATURATED * 100.0
+    );
+    for (r, busy) in runs {
+        let _ = writeln!(
+            md,
+            "- {}, {} ms, {}: {:.0}% busy",
+            r.truth.rate_label(),
+            r.truth.rtt_ms,
+            r.run,
+            busy * 100.0
+        );
+    }
+    md + "\n"
 }
 
 fn quick_note(quick: bool) -> &'static str {
@@ -194,6 +230,32 @@ pub fn mbit(bps: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_on_a_saturated_host_are_listed_once_each() {
+        let run = |label: &str, flow: usize, busy: Option<f64>| {
+            let mut r = crate::experiment::testing::row(
+                (label, "TCP", "kernel TCP bbr"),
+                &[],
+                (1_000_000, 1.0),
+                1_000_000_000,
+            );
+            r.flow = flow;
+            r.host_busy = busy;
+            r
+        };
+        let rows = [
+            run("51 × kernel TCP bbr", 0, Some(0.97)),
+            run("51 × kernel TCP bbr", 1, Some(0.97)),
+            run("11 × kernel TCP bbr", 0, Some(0.76)),
+            run("old", 0, None),
+        ];
+        let md = host_bound_section(&rows);
+        assert!(md.starts_with("## Host-bound runs"), "{md}");
+        assert_eq!(md.matches("\n- ").count(), 1, "{md}");
+        assert!(md.contains("51 × kernel TCP bbr: 97% busy"), "{md}");
+        assert_eq!(host_bound_section(&rows[2..]), "");
+    }
 
     #[test]
     fn table_markdown() {

@@ -53,6 +53,7 @@ pub(super) fn row(
         }),
         error: None,
         link_drops: None,
+        host_busy: None,
     }
 }
 
