@@ -504,6 +504,50 @@ fn heavy_loss_with_a_stalled_ack_keeps_backing_off() {
     assert!(after <= 4_400.0, "{before} -> {after}");
 }
 
+/// The same storm, where nothing gets through: every packet the pacer lets out is reported
+/// lost and the cumulative ACK never moves, so the stalled round's back-offs go on at every
+/// NAK. They used to halve the estimate each time, down to one packet a second, which also
+/// starved the retransmissions that would have filled the holes and ended the round: in the
+/// lab, a flow beside 50 kernel BBR flows at 200 Mbit/s × 50 ms sent a packet a second from
+/// its third second on and its 20 s test never finished (killed at 80 s). The pacer keeps
+/// letting out the smallest window per round trip, as a window-based flow at its floor does.
+#[test]
+fn a_stalled_ack_never_paces_below_the_smallest_window_per_round_trip() {
+    let mut model = ModelBased::default();
+    drive(&mut model, 10_000.0, Duration::from_millis(50), 5.0);
+    let mut now = Instant::from_micros(5_000_000);
+    let mut next = 60_000u32;
+    let mut next_send = now;
+    // Ten seconds of sending what the pacer allows, all of it reported lost, no ACK.
+    while now < Instant::from_micros(15_000_000) {
+        if now >= next_send {
+            let info = SentInfo {
+                seq: SeqNumber::new(next),
+                len: 1472,
+                retransmit: false,
+                app_limited: false,
+            };
+            model.on_packet_sent(now, &info);
+            let r = nak(next, next);
+            next += 1;
+            model.on_loss(now, &loss_info(&r, next));
+            next_send = now + model.send_period();
+        }
+        now = next_send.min(now + Duration::from_millis(10));
+    }
+    let floor = model.config().min_window_pkts() / model.srtt.max(SYN).as_secs_f64();
+    let pacing = 1.0 / model.send_period().as_secs_f64();
+    assert!(
+        pacing >= floor * 0.99,
+        "pacing {pacing:.1} pkt/s, floor {floor:.1}"
+    );
+    assert!(
+        model.bandwidth_pkts() >= floor * 0.99,
+        "{}",
+        model.bandwidth_pkts()
+    );
+}
+
 /// Leaving the competition converts the CUBIC window to a rate over the round trip, and the
 /// smoothed RTT can read far below the round trip that window met (25 µs on a veth path
 /// right after probe RTT emptied its queue). The rate carried back is at most what the flow
