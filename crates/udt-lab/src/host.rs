@@ -20,6 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::experiment::stats::median;
+
 /// A run whose median second kept the CPUs at least this busy is marked as host-bound.
 pub const SATURATED: f64 = 0.9;
 
@@ -103,8 +105,7 @@ impl HostWatch {
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
-        let mut seconds = self.seconds.lock().ok()?.clone();
-        median(&mut seconds)
+        median(&self.seconds.lock().ok()?)
     }
 }
 
@@ -133,17 +134,6 @@ fn watch(stop: &AtomicBool, seconds: &Mutex<Vec<f64>>) {
             }
         }
         last = now;
-    }
-}
-
-/// The median of `x` (sorted in place), `None` if empty.
-fn median(x: &mut [f64]) -> Option<f64> {
-    x.sort_by(f64::total_cmp);
-    let n = x.len();
-    match n {
-        0 => None,
-        _ if n % 2 == 1 => Some(x[n / 2]),
-        _ => Some((x[n / 2 - 1] + x[n / 2]) / 2.0),
     }
 }
 
@@ -176,13 +166,6 @@ mod tests {
         assert_eq!(a.busy_since(&b), Some(0.9));
         assert_eq!(a.busy_since(&a), None, "no time passed");
         assert_eq!(b.busy_since(&a), None, "backwards");
-    }
-
-    #[test]
-    fn the_median_of_the_seconds_ignores_a_quiet_setup() {
-        assert_eq!(median(&mut []), None);
-        assert_eq!(median(&mut [0.1, 0.97, 0.96, 0.95, 0.2]), Some(0.95));
-        assert_eq!(median(&mut [0.25, 0.5]), Some(0.375));
     }
 
     #[test]

@@ -139,10 +139,8 @@ impl Report {
             for r in failed {
                 let _ = writeln!(
                     md,
-                    "- {}, {} ms, {}: {}: {}",
-                    r.truth.rate_label(),
-                    r.truth.rtt_ms,
-                    r.run,
+                    "- {}: {}: {}",
+                    run_place(r),
                     r.implementation,
                     r.error.as_deref().unwrap_or("")
                 );
@@ -177,16 +175,14 @@ fn host_bound_section(rows: &[Row]) -> String {
         host::SATURATED * 100.0
     );
     for (r, busy) in runs {
-        let _ = writeln!(
-            md,
-            "- {}, {} ms, {}: {:.0}% busy",
-            r.truth.rate_label(),
-            r.truth.rtt_ms,
-            r.run,
-            busy * 100.0
-        );
+        let _ = writeln!(md, "- {}: {:.0}% busy", run_place(r), busy * 100.0);
     }
     md + "\n"
+}
+
+/// Which run a row belongs to, for a list: the link's rate, its RTT and the run's label.
+fn run_place(r: &Row) -> String {
+    format!("{}, {} ms, {}", r.truth.rate_label(), r.truth.rtt_ms, r.run)
 }
 
 fn quick_note(quick: bool) -> &'static str {

@@ -391,6 +391,17 @@ fn nak(first: u32, last: u32) -> [LossRange; 1] {
     }]
 }
 
+/// Tells `model` that a full-size packet `seq` went out for the first time at `now`.
+fn send_new(model: &mut ModelBased, now: Instant, seq: u32) {
+    let info = SentInfo {
+        seq: SeqNumber::new(seq),
+        len: 1472,
+        retransmit: false,
+        app_limited: false,
+    };
+    model.on_packet_sent(now, &info);
+}
+
 fn loss_info(ranges: &[LossRange], largest_sent: u32) -> LossInfo<'_> {
     LossInfo {
         first_lost: ranges[0].first,
@@ -486,13 +497,7 @@ fn heavy_loss_with_a_stalled_ack_keeps_backing_off() {
     // Two seconds: every 10 ms, 100 packets sent and 60 of them reported lost; no ACK.
     for _ in 0..200 {
         for _ in 0..100 {
-            let info = SentInfo {
-                seq: SeqNumber::new(next),
-                len: 1472,
-                retransmit: false,
-                app_limited: false,
-            };
-            model.on_packet_sent(now, &info);
+            send_new(&mut model, now, next);
             next += 1;
         }
         let r = nak(next - 60, next - 1);
@@ -521,13 +526,7 @@ fn a_stalled_ack_never_paces_below_the_smallest_window_per_round_trip() {
     // Ten seconds of sending what the pacer allows, all of it reported lost, no ACK.
     while now < Instant::from_micros(15_000_000) {
         if now >= next_send {
-            let info = SentInfo {
-                seq: SeqNumber::new(next),
-                len: 1472,
-                retransmit: false,
-                app_limited: false,
-            };
-            model.on_packet_sent(now, &info);
+            send_new(&mut model, now, next);
             let r = nak(next, next);
             next += 1;
             model.on_loss(now, &loss_info(&r, next));
