@@ -18,10 +18,11 @@
 //! **Feasibility:** every flow is its own `udt perf` client and server (per-flow figures are
 //! needed; `-P` reports only the aggregate), so 50 TCP + 4 UDT flows are 108 processes on this
 //! 2-vCPU machine. At the 200 Mbit/s cap the aggregate packet rate is what costs, not the
-//! number of flows (51 bbr flows kept the machine 50-64% busy there, and 96-97% at 1 Gbit/s,
-//! where the report marks their runs host-bound), so the full grid is, with 20 s flows, cubic: TCP {10, 20, 50} × UDT {0, 1,
-//! 2, 4}, bbr: TCP {10, 50} × UDT {0, 1, 2, 4}, each UDT count with each controller (35 runs,
-//! about 15 minutes); quick is cubic TCP {10} × UDT {0, 2}, 4 s flows (3 runs).
+//! number of flows (51 bbr flows kept the machine 43-64% busy there, and 96-97% at 1 Gbit/s,
+//! where the report marks their runs host-bound), so the full grid is, with 20 s flows,
+//! cubic: TCP {10, 20, 50} × UDT {0, 1, 2, 4}, bbr: TCP {10, 50} × UDT {0, 1, 2, 4}, each UDT
+//! count with each controller (35 runs, about 15 minutes); quick is cubic TCP {10} × UDT
+//! {0, 2}, 4 s flows (3 runs).
 //!
 //! **Flow length:** 20 s, longer than the 10 s after which `model`'s competition mode tries
 //! its rate model again. With 8 s flows no trial ever came, and the report could not show
@@ -299,7 +300,7 @@ runs in softirq, ahead of every process; a UDT flow's ACKs wait for its process 
 carry the kernel's TCP receive path, took 1.7 of the 2 CPUs beside 51 bbr flows): the report \
 lists such runs as host-bound, and their shares measure the scheduler as much as the \
 controllers (a kernel bbr flow whose processes ran in SCHED_FIFO took 5.8 times an equal \
-share). At the 200 Mbit/s cap the same runs kept the machine 50-64% busy. The \
+share). At the 200 Mbit/s cap the same runs kept the machine 43-64% busy. The \
 full grid, 20 s flows (longer than the 10 s after which `model`'s competition mode tries its \
 rate model again), is cubic TCP {10, 20, 50} and bbr TCP {10, 50}, each × UDT {0, 1, 2, 4} \
 with each controller and with TCP in UDT's place (50 runs); the quick one cubic TCP {10} × \
