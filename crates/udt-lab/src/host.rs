@@ -18,8 +18,7 @@
 //! 2.23 CPU-s against getrusage's 2.47 (BENCHMARKS, session 28), so a second tends to read a
 //! little less busy than it was, and the mark to leave a borderline run unmarked.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -74,29 +73,24 @@ impl CpuTimes {
     }
 }
 
-/// Samples the machine's busy fraction every second until [`HostWatch::finish`].
+/// Samples the machine's busy fraction every second until [`HostWatch::finish`] (or drop).
 #[derive(Debug)]
 pub struct HostWatch {
-    stop: Arc<AtomicBool>,
-    seconds: Arc<Mutex<Vec<f64>>>,
-    thread: Option<JoinHandle<()>>,
+    /// Dropping it stops the thread at once (its wait ends disconnected).
+    stop: Option<Sender<()>>,
+    thread: Option<JoinHandle<Vec<f64>>>,
 }
 
 impl HostWatch {
     /// Starts watching.
     pub fn start() -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let seconds = Arc::new(Mutex::new(Vec::new()));
-        let thread = {
-            let (stop, seconds) = (stop.clone(), seconds.clone());
-            std::thread::Builder::new()
-                .name("host-watch".into())
-                .spawn(move || watch(&stop, &seconds))
-                .ok()
-        };
+        let (stop, stopped) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("host-watch".into())
+            .spawn(move || watch(&stopped))
+            .ok();
         Self {
-            stop,
-            seconds,
+            stop: Some(stop),
             thread,
         }
     }
@@ -104,40 +98,30 @@ impl HostWatch {
     /// Stops watching; the median busy fraction of the whole seconds seen, or `None` if
     /// there were none (a run under a second, or no `/proc/stat`).
     pub fn finish(mut self) -> Option<f64> {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-        median(&self.seconds.lock().ok()?)
+        self.stop.take();
+        median(&self.thread.take()?.join().ok()?)
     }
 }
 
 impl Drop for HostWatch {
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.take();
     }
 }
 
-/// The watch's loop: one reading per [`PERIOD`], checking for a stop every 50 ms.
-fn watch(stop: &AtomicBool, seconds: &Mutex<Vec<f64>>) {
+/// The watch's loop: one reading per [`PERIOD`] until `stopped` disconnects; each whole
+/// second's busy fraction.
+fn watch(stopped: &Receiver<()>) -> Vec<f64> {
+    let mut seconds = Vec::new();
     let mut last = CpuTimes::read();
-    let mut slept = Duration::ZERO;
-    while !stop.load(Ordering::Relaxed) {
-        let step = Duration::from_millis(50);
-        std::thread::sleep(step);
-        slept += step;
-        if slept < PERIOD {
-            continue;
-        }
-        slept = Duration::ZERO;
+    while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(PERIOD) {
         let now = CpuTimes::read();
-        if let (Some(a), Some(b)) = (last, now) {
-            if let (Some(f), Ok(mut s)) = (a.busy_since(&b), seconds.lock()) {
-                s.push(f);
-            }
+        if let Some(f) = last.zip(now).and_then(|(a, b)| a.busy_since(&b)) {
+            seconds.push(f);
         }
         last = now;
     }
+    seconds
 }
 
 #[cfg(test)]

@@ -155,13 +155,15 @@ impl Report {
 
 /// The runs during which the machine's CPUs were saturated ([`crate::host`]), if any.
 fn host_bound_section(rows: &[Row]) -> String {
-    let mut runs: Vec<(&Row, f64)> = Vec::new();
-    for r in rows.iter().filter(|r| r.flow == 0) {
-        match r.host_busy {
-            Some(b) if b >= host::SATURATED => runs.push((r, b)),
-            _ => {}
-        }
-    }
+    let runs: Vec<(&Row, f64)> = rows
+        .iter()
+        .filter(|r| r.flow == 0)
+        .filter_map(|r| {
+            r.host_busy
+                .filter(|&b| b >= host::SATURATED)
+                .map(|b| (r, b))
+        })
+        .collect();
     if runs.is_empty() {
         return String::new();
     }
