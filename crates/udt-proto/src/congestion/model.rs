@@ -73,8 +73,7 @@
 //! loss. Competitors that do not yield to loss (BBR v1) keep the queue full too, and a CUBIC
 //! flow beside them starves: if the CUBIC window loses more than 2% over two stretches of a
 //! second, the model goes back to its rate-based self, undoes the back-offs of the last
-//! seconds, paces for its retransmissions as well, and for 10 s neither competes nor backs
-//! off for loss. See `model/competition.rs`.
+//! seconds, and for 10 s neither competes nor backs off for loss. See `model/competition.rs`.
 //!
 //! With [`ModelConfig::own_queue_test`] (off by default): where the floor RTT is shorter
 //! than the gap between ACKs (veth pairs, LANs), a standing queue can be the model's own:
@@ -95,6 +94,7 @@
 //! Losses are counted once per sequence number (re-reported NAK ranges are not counted again).
 
 mod competition;
+mod holes;
 mod sampler;
 mod share;
 #[cfg(test)]
@@ -106,7 +106,8 @@ use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
 
 use self::competition::{Competition, QueueWatch, MEMORY};
-use self::sampler::{MaxFilter, Sampler};
+use self::holes::Holes;
+use self::sampler::{HoleTally, MaxFilter, Sampler};
 use self::share::{FairShare, ShareConfig};
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
@@ -150,12 +151,6 @@ const PROBE_RTT_GAIN: f64 = 0.5;
 const PLATEAU_GROWTH: f64 = 1.25;
 /// Plateau rounds that end startup.
 const PLATEAU_ROUNDS: u32 = 3;
-/// The highest loss rate [`ModelBased::repair_gain`] paces for, and the gain by which each
-/// round's loss rate moves the smoothed one.
-const MAX_REPAIR_LOSS: f64 = 0.25;
-const LOSS_SMOOTHING: f64 = 0.125;
-/// Rounds that sent fewer packets than this say too little about the loss rate to smooth in.
-const MIN_SMOOTHED_SENT: u64 = 16;
 /// Fewest losses in a round that can count as heavy (so one loss in a tiny round does not).
 const MIN_HEAVY_LOSSES: u64 = 4;
 /// How far a delivery-rate sample may exceed the highest arrival rate the receiver reported
@@ -486,11 +481,11 @@ pub struct ModelBased {
     lost_total: u64,
     /// New packets sent (retransmissions left out), for the competition's loss meter.
     sent_total: u64,
-    /// The rounds' loss rates, smoothed (see [`ModelBased::repair_gain`]).
-    loss_smoothed: f64,
     /// The latest cumulative ACK (the connection counts its flight from there).
     cum_ack: SeqNumber,
     highest_lost: Option<SeqNumber>,
+    /// Holes reported and not yet repaired, to count their repairs as delivered.
+    holes: Holes,
     last_loss_round: Option<u64>,
     /// The round in progress began in startup or drain: its losses are start-up's overshoot
     /// (see [`ModelBased::back_off_once`]).
@@ -578,11 +573,11 @@ impl ModelBased {
             sent_in_round: 0,
             prev_round_sent: 0,
             sent_total: 0,
-            loss_smoothed: 0.0,
             lost_in_round: 0,
             lost_total: 0,
             cum_ack: init.isn,
             highest_lost: None,
+            holes: Holes::default(),
             last_loss_round: None,
             round_from_startup: true,
             last_backoff: None,
@@ -665,7 +660,7 @@ impl ModelBased {
                 c.period_us(rtt.max(Duration::from_micros(1)))
             }
             None => {
-                let rate = self.pacing_gain * self.bandwidth_pkts() * self.repair_gain();
+                let rate = self.pacing_gain * self.bandwidth_pkts();
                 1e6 / rate.max(self.smallest_window_rate())
             }
         }
@@ -682,19 +677,6 @@ impl ModelBased {
     /// stays a few hundred packets a second (the smallest window per 50 µs would be 80,000).
     fn smallest_window_rate(&self) -> f64 {
         self.config.min_window_pkts() / self.srtt.max(SYN).as_secs_f64()
-    }
-
-    /// While the competitors ignore loss: pace faster than the estimate by what repairs
-    /// take. The estimate counts each sequence number delivered once, but the pacer also
-    /// sends the retransmissions, so at a loss rate `p` the model delivers `1 - p` of its
-    /// estimate and the estimate, the maximum of what it delivered, sinks round after round
-    /// (beside 10 kernel BBR flows, which count retransmissions as delivered, it held half
-    /// of their rate at 8% loss). Bounded at a loss rate of [`MAX_REPAIR_LOSS`].
-    fn repair_gain(&self) -> f64 {
-        if self.loss_blind_until.is_none() {
-            return 1.0;
-        }
-        1.0 / (1.0 - self.loss_smoothed.min(MAX_REPAIR_LOSS))
     }
 
     /// Spacing of delivery-rate markers: eight per min RTT, or sixteen per ACK gap when ACKs
@@ -840,9 +822,6 @@ impl ModelBased {
             self.last_loss_round = Some(self.round);
         }
         self.round_from_startup = matches!(self.mode, ModelMode::Startup | ModelMode::Drain);
-        if self.sent_in_round.max(self.prev_round_sent) >= MIN_SMOOTHED_SENT {
-            self.loss_smoothed += (self.round_loss_rate() - self.loss_smoothed) * LOSS_SMOOTHING;
-        }
         self.prev_round_sent = self.sent_in_round;
         self.prev_arrival_max = self.arrival_max;
         self.arrival_max = 0.0;
@@ -1214,10 +1193,11 @@ impl ModelBased {
     /// model goes back to its rate-based self at the estimate it had before the back-offs of
     /// the last seconds (at least the one it had on entering), and for
     /// [`competition::LOSS_BLIND_HOLD`] takes no loss with a full queue for a competitor's,
-    /// backs off neither for loss (see [`ModelBased::overflowing`]) nor for timeouts, paces
-    /// for its retransmissions too (see [`ModelBased::repair_gain`]), and keeps its pacing
-    /// trains short: beside one kernel BBR flow (100 Mbit/s × 40 ms, one-BDP queue), the
-    /// hold lost about half of what it sent in 16-packet trains, BBR about a tenth.
+    /// backs off neither for loss (see [`ModelBased::overflowing`]) nor for timeouts, and
+    /// keeps its pacing trains short: beside one kernel BBR flow (100 Mbit/s × 40 ms,
+    /// one-BDP queue), the hold lost about half of what it sent in 16-packet trains, BBR
+    /// about a tenth. (It also paced faster than its estimate by what repairs took, until
+    /// the sampler counted repaired holes as delivered: see `model/holes.rs`.)
     fn judge_loss_blind(&mut self, now: Instant) {
         let floor = self.watch.floor().unwrap_or(self.min_rtt());
         let Some(c) = self.competing.as_mut() else {
@@ -1500,6 +1480,14 @@ impl ModelBased {
         Some(c)
     }
 
+    /// Holes reported and repaired so far, for the sampler.
+    fn tally(&self) -> HoleTally {
+        HoleTally {
+            lost: self.lost_total,
+            repaired: self.holes.repaired(),
+        }
+    }
+
     /// Feed the sampler the receiver's front and fold its samples into the model; returns
     /// the packets newly delivered.
     fn absorb(
@@ -1522,13 +1510,9 @@ impl ModelBased {
         // changed the start-up of the simulator's flows beside CUBIC enough to move them
         // out of their bars.
         let receiver_time = receiver_time.filter(|_| self.filled);
-        let sample = self.sampler.on_progress(
-            now,
-            front,
-            self.min_rtt() / 2,
-            self.lost_total,
-            receiver_time,
-        );
+        let sample =
+            self.sampler
+                .on_progress(now, front, self.min_rtt() / 2, self.tally(), receiver_time);
         self.update_min_rtt(now, sample.rtt);
         if let Some(rtt) = sample.rtt.filter(|_| self.config.shares_fairly()) {
             self.share.on_rtt(now, rtt);
@@ -1735,8 +1719,8 @@ impl Controller for ModelBased {
             self.sent_total += 1;
             let spacing = self.marker_spacing();
             let limited = self.mode == ModelMode::ProbeRtt || self.app_limited_until.is_some();
-            self.sampler
-                .on_sent(now, info.seq, spacing, self.lost_total, limited);
+            let tally = self.tally();
+            self.sampler.on_sent(now, info.seq, spacing, tally, limited);
         }
     }
 
@@ -1750,6 +1734,7 @@ impl Controller for ModelBased {
         self.note_quiet(now);
         self.update_ack_gap(now);
         let min_rtt_expired = self.min_rtt_expired(now);
+        self.holes.on_ack(ack.ack);
         let newly = self.absorb(now, ack.ack, ack.recv_rate_pkts, ack.receiver_time);
         self.note_app_limited(ack.ack);
         if self.round_end < ack.ack {
@@ -1790,6 +1775,7 @@ impl Controller for ModelBased {
                 self.lost_in_round += lost;
                 self.lost_total += lost;
                 self.highest_lost = Some(range.last);
+                self.holes.on_lost(first, range.last);
             }
         }
         self.check_startup_loss(now);

@@ -552,11 +552,13 @@ fn the_default_20_200_ms_pair_starves_neither_flow() {
 /// The pair is chaotic: which flow a trial or a timeout catches decides a seed. Over seeds
 /// 1-12 the ratio read 0.17-1.79 (median 1.13, four seeds below 0.5), and with a
 /// competition entered from the drain on the cubic plateau, uncut, 0.16-4.89 (median 0.58).
-/// So the median of eight seeds is held to the bar, not each seed.
+/// So the median of sixteen seeds is held to the bar, not each seed. (Eight were, until
+/// repaired holes counted as delivered: seeds 1-8 then read a median of 2.12 against 0.91
+/// before, seeds 9-24 1.19 against 1.42.)
 #[test]
 fn a_short_flow_on_a_long_flows_deep_queue_keeps_half_its_rate_or_more() {
     let link = PAIR_LINK;
-    let ratios: Vec<f64> = (1..=8)
+    let ratios: Vec<f64> = (1..=16)
         .map(|seed| {
             let g = run(&flows(&model(), &[10, 200]), link, 60, 30, seed).goodput_bps;
             let ratio = g[0] / g[1];

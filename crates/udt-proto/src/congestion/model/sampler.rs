@@ -8,13 +8,15 @@
 //! arrived. Without that, every random loss would hold the cumulative ACK back for a round
 //! trip and every delivery-rate sample across it would read low. The holes the front passes
 //! are subtracted again (a sample counts the losses reported during it), so an overflowing
-//! queue cannot make the estimate grow; repaired holes are then never counted, which
-//! understates delivery by the loss rate. A *marker* remembers, for one new packet, when it was sent and
-//! how much had been delivered by then. When the ACK passes the marker, the delivery rate over
-//! that span is `(delivered now − delivered then) / interval`, where the interval is the longer
-//! of the send span and the ACK span (so a burst of ACK progress after a hole is repaired cannot
-//! report more than the sending rate), and `now − sent` is an RTT sample (it includes up to
-//! one ACK period of delay at the receiver, which the min filter mostly removes). The ACK
+//! queue cannot make the estimate grow, unless the cumulative ACK passed as many during the
+//! sample (their retransmissions arrived: see [`HoleTally`] and `model/holes.rs`), so that, as
+//! in BBR, a sample counts every packet the receiver got. A *marker* remembers, for one new
+//! packet, when it was sent and how much had been delivered by then. When the ACK passes the
+//! marker, the delivery rate over that span is `(delivered now − delivered then) /
+//! interval`, where the interval is the longer of the send span and the ACK span (so a burst
+//! of ACK progress after a hole is repaired cannot report more than the sending rate), and
+//! `now − sent` is an RTT sample (it includes up to one ACK period of delay at the receiver,
+//! which the min filter mostly removes). The ACK
 //! span is timed between the receiver's arrival stamps on the two reports where it sends
 //! them (ours do, in the header timestamp; 4.11 sends 0): the spacing at which reports reach
 //! the sender also carries the receiver's read delays and the return path's.
@@ -36,6 +38,30 @@ const MARKERS: usize = 64;
 /// How many past states of delivery (one per advance of the front) [`Sampler::recent_rate`]
 /// spans.
 const HISTORY: usize = 16;
+
+/// Holes counted so far: reported lost (the front passed them undelivered) and repaired
+/// since (the cumulative ACK passed them: their retransmissions arrived).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct HoleTally {
+    pub(super) lost: u64,
+    pub(super) repaired: u64,
+}
+
+impl HoleTally {
+    /// What a sample spanning `then` to `self` takes off the front's advance: the holes
+    /// reported in the span, less those repaired in it. Repairs only offset holes, never add
+    /// to the advance: the cumulative ACK, held back by one hole whose retransmission was
+    /// lost too, passes a whole round trip's repaired holes at once, and counted as they
+    /// come those bursts read as delivery rates far above the path's (beside ten kernel BBR
+    /// flows the estimate grew 3-9 times in 10 s). In a steady state repairs keep up with
+    /// the holes, so a sample counts the front's advance, which is every packet the
+    /// receiver got, retransmissions included, as BBR counts.
+    fn undelivered_since(self, then: Self) -> u64 {
+        let lost = self.lost.saturating_sub(then.lost);
+        let repaired = self.repaired.saturating_sub(then.repaired);
+        lost - repaired.min(lost)
+    }
+}
 
 /// The delivery count as it stood after one advance of the front.
 #[derive(Clone, Copy, Debug)]
@@ -61,8 +87,8 @@ struct Marker {
     delivered_rtime: Option<u32>,
     /// Send time of the newest marker acknowledged when this one was sent.
     first_sent_time: Instant,
-    /// Losses reported when this one was sent.
-    lost: u64,
+    /// Holes counted when this one was sent.
+    holes: HoleTally,
     /// Sent while the controller held its rate down on purpose (probe RTT).
     limited: bool,
 }
@@ -111,7 +137,7 @@ impl Sampler {
             delivered_time: now,
             delivered_rtime: None,
             first_sent_time: now,
-            lost: 0,
+            holes: HoleTally::default(),
             limited: false,
         };
         Self {
@@ -147,7 +173,7 @@ impl Sampler {
         now: Instant,
         seq: SeqNumber,
         spacing: Duration,
-        lost: u64,
+        holes: HoleTally,
         limited: bool,
     ) {
         // Packets that leave at one instant (a pacing train, one `sendmmsg`) are one send
@@ -176,7 +202,7 @@ impl Sampler {
             delivered_time: self.delivered_time,
             delivered_rtime: self.delivered_rtime,
             first_sent_time: self.first_sent_time,
-            lost,
+            holes,
             limited,
         };
         self.len += 1;
@@ -226,7 +252,7 @@ impl Sampler {
         now: Instant,
         ack: SeqNumber,
         min_interval: Duration,
-        lost: u64,
+        holes: HoleTally,
         rtime: Option<u32>,
     ) -> AckSample {
         let mut sample = AckSample::default();
@@ -256,10 +282,11 @@ impl Sampler {
             // later, and counting it would let a repaired hole report a burst.
             let beyond = u64::from(m.seq.next().offset_to(ack).unsigned_abs());
             let through_marker = self.delivered.saturating_sub(beyond);
-            // Holes the front passed were not delivered: take the losses reported since.
+            // Holes the front passed were not delivered: take those reported during the
+            // sample, less those repaired in it.
             let delivered = through_marker
                 .saturating_sub(m.delivered)
-                .saturating_sub(lost.saturating_sub(m.lost));
+                .saturating_sub(holes.undelivered_since(m.holes));
             let rate = delivered as f64 / interval.as_secs_f64();
             tracing::trace!(
                 rate_pps = rate as u64,
@@ -267,7 +294,8 @@ impl Sampler {
                 ?interval,
                 send_span = ?(m.sent_at - m.first_sent_time),
                 ?ack_span,
-                lost = lost.saturating_sub(m.lost),
+                lost = holes.lost.saturating_sub(m.holes.lost),
+                repaired = holes.repaired.saturating_sub(m.holes.repaired),
                 beyond,
                 "model: delivery sample"
             );
@@ -278,7 +306,7 @@ impl Sampler {
             };
             *slot = Some(slot.map_or(rate, |r| r.max(rate)));
         }
-        self.record(lost);
+        self.record(holes.lost);
         sample
     }
 }

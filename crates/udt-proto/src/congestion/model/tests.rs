@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 
-use super::sampler::{MaxFilter, Sampler};
+use super::sampler::{HoleTally, MaxFilter, Sampler};
 use super::*;
 use crate::congestion::LossRange;
 
@@ -39,10 +39,22 @@ fn sampler_measures_the_delivery_rate_and_rtt() {
     let mut min_rtt = Duration::MAX;
     for i in 0u32..20_000 {
         let now = Instant::from_micros(u64::from(i) * 100);
-        s.on_sent(now, isn + i, Duration::from_millis(5), 0, false);
+        s.on_sent(
+            now,
+            isn + i,
+            Duration::from_millis(5),
+            HoleTally::default(),
+            false,
+        );
         if i % 100 == 0 && i >= 500 {
             // Everything sent up to 50 ms ago has arrived.
-            let sample = s.on_progress(now, isn + (i - 500), Duration::from_millis(25), 0, None);
+            let sample = s.on_progress(
+                now,
+                isn + (i - 500),
+                Duration::from_millis(25),
+                HoleTally::default(),
+                None,
+            );
             if let Some(r) = sample.rate_pkts {
                 best = best.max(r);
             }
@@ -58,6 +70,54 @@ fn sampler_measures_the_delivery_rate_and_rtt() {
         min_rtt >= Duration::from_millis(50) && min_rtt <= Duration::from_millis(61),
         "rtt {min_rtt:?}"
     );
+}
+
+/// The steady path of [`sampler_measures_the_delivery_rate_and_rtt`] with every tenth packet
+/// lost and reported as the front passes it; `repaired(front)` says how many of those holes
+/// the cumulative ACK has passed by then. The best sample over 2 s.
+fn best_rate_with_holes(repaired: impl Fn(u32) -> u64) -> f64 {
+    let isn = SeqNumber::new(1000);
+    let mut s = Sampler::new(Instant::ZERO, isn);
+    let tally = |front: u32| HoleTally {
+        lost: u64::from(front.div_ceil(10)),
+        repaired: repaired(front),
+    };
+    let mut best = 0.0f64;
+    for i in 0u32..20_000 {
+        let now = Instant::from_micros(u64::from(i) * 100);
+        let front = i.saturating_sub(500);
+        s.on_sent(now, isn + i, Duration::from_millis(5), tally(front), false);
+        if i % 100 == 0 && i >= 500 {
+            let sample = s.on_progress(
+                now,
+                isn + front,
+                Duration::from_millis(25),
+                tally(front),
+                None,
+            );
+            best = best.max(sample.rate_pkts.unwrap_or(0.0));
+        }
+    }
+    best
+}
+
+/// Retransmissions reach the receiver too, and BBR counts them: a 10% loss rate must not
+/// read as 10% less delivered once the holes are repaired. But the cumulative ACK passes
+/// repaired holes in bursts, and those may not read as more than the front's advance.
+#[test]
+fn repaired_holes_count_as_delivered_but_never_above_the_fronts_advance() {
+    let unrepaired = best_rate_with_holes(|_| 0);
+    assert!((7_500.0..=9_000.0).contains(&unrepaired), "{unrepaired}");
+    // Each hole repaired one round trip (500 packets) after the front passed it.
+    let repaired = best_rate_with_holes(|front| u64::from(front.saturating_sub(500) / 10));
+    assert!(
+        repaired >= unrepaired * 1.08,
+        "{repaired} against {unrepaired}"
+    );
+    // All holes repaired at once every 200 ms, as behind a lost retransmission.
+    let bursts = best_rate_with_holes(|front| u64::from(front.saturating_sub(500) / 2_000 * 200));
+    assert!(bursts <= 10_000.0, "{bursts}");
+    assert!(bursts >= unrepaired, "{bursts} against {unrepaired}");
 }
 
 /// How reports reach the sender in [`best_rate_through`]: as sent, or held in pairs.
@@ -107,12 +167,18 @@ fn best_rate_through(reports: Reports, stamped: bool) -> f64 {
                 Instant::from_micros(at),
                 isn + front,
                 Duration::from_millis(2),
-                0,
+                HoleTally::default(),
                 rtime,
             );
             best = best.max(sample.rate_pkts.unwrap_or(0.0));
         }
-        s.on_sent(sent(i), isn + i, Duration::from_millis(1), 0, false);
+        s.on_sent(
+            sent(i),
+            isn + i,
+            Duration::from_millis(1),
+            HoleTally::default(),
+            false,
+        );
     }
     best
 }
@@ -150,14 +216,14 @@ fn receiver_stamps_time_spans_on_the_receivers_clock() {
             Instant::from_micros(1_000),
             isn + 1,
             Duration::ZERO,
-            0,
+            HoleTally::default(),
             rtimes[0],
         );
         s.on_sent(
             Instant::from_micros(2_000),
             isn + 100,
             Duration::ZERO,
-            0,
+            HoleTally::default(),
             false,
         );
         // 100 packets acknowledged 10 ms after the report before them (sent over 2 ms).
@@ -165,7 +231,7 @@ fn receiver_stamps_time_spans_on_the_receivers_clock() {
             Instant::from_micros(11_000),
             isn + 101,
             Duration::ZERO,
-            0,
+            HoleTally::default(),
             rtimes[1],
         )
         .rate_pkts
@@ -204,9 +270,13 @@ fn start_up_leaves_the_stamps_aside() {
         let isn = model.sampler.front();
         let t = Instant::from_micros;
         model.absorb(t(1_000), isn + 1, 0, Some(5_000));
-        model
-            .sampler
-            .on_sent(t(2_000), isn + 100, Duration::ZERO, 0, false);
+        model.sampler.on_sent(
+            t(2_000),
+            isn + 100,
+            Duration::ZERO,
+            HoleTally::default(),
+            false,
+        );
         model.absorb(t(11_000), isn + 101, 0, Some(5_000 + receiver_ms * 1_000));
         model.bw.max()
     };
