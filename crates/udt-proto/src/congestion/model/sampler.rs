@@ -53,8 +53,8 @@ impl HoleTally {
     /// to the advance: the cumulative ACK, held back by one hole whose retransmission was
     /// lost too, passes a whole round trip's repaired holes at once, and counted as they
     /// come those bursts read as delivery rates far above the path's (beside ten kernel BBR
-    /// flows the estimate grew 3-9 times in 10 s). In a steady state repairs keep up with
-    /// the holes, so a sample counts the front's advance, which is every packet the
+    /// flows a hold's estimate grew 3-9 times in 6.5-10 s). In a steady state repairs keep
+    /// up with the holes, so a sample counts the front's advance, which is every packet the
     /// receiver got, retransmissions included, as BBR counts.
     fn undelivered_since(self, then: Self) -> u64 {
         let lost = self.lost.saturating_sub(then.lost);
