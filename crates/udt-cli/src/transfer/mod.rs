@@ -126,6 +126,24 @@ impl<'a> Link<'a> {
         self.stream.is_some_and(|s| s.recv_data_pkts() > 0)
     }
 
+    /// After a local failure: the peer's `Error` if one has arrived, else `err`. A server
+    /// that refuses a request reports why and closes; a client still writing its request
+    /// then fails on the closed connection with the reason unread in its buffer ("connection
+    /// closed by the peer" instead of "this server is read-only", seen once in CI).
+    pub fn peer_error_or(&mut self, err: TransferError) -> TransferError {
+        if err.remote || !self.peer_has_data() {
+            return err;
+        }
+        match self.reader.next_frame() {
+            Ok(Frame::Error { code, message }) => TransferError {
+                code,
+                message,
+                remote: true,
+            },
+            _ => err,
+        }
+    }
+
     /// Send queued frames (without waiting for their acknowledgement).
     pub fn push(&mut self) -> Result<(), TransferError> {
         self.writer

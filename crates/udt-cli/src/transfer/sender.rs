@@ -42,7 +42,10 @@ enum Chunk {
 /// Send `manifest` over `link`; returns once the receiver confirmed everything.
 pub fn send(link: &mut Link<'_>, manifest: &Manifest, obs: &dyn Observer) -> Result<Summary> {
     let result = send_inner(link, manifest, obs);
-    result.map_err(|e| link.fail(e))
+    result.map_err(|e| {
+        let e = link.peer_error_or(e);
+        link.fail(e)
+    })
 }
 
 fn send_inner(link: &mut Link<'_>, manifest: &Manifest, obs: &dyn Observer) -> Result<Summary> {
@@ -137,7 +140,7 @@ fn write_chunks(
                     // The read-ahead thread may have stopped: fine.
                     Ok(Sent::Copied(buf)) => drop(free.send(buf)),
                     Ok(Sent::Held(frame)) => held.push_back(frame),
-                    Err(e) => return Err(peer_error_or(link, TransferError::io("connection", &e))),
+                    Err(e) => return Err(link.peer_error_or(TransferError::io("connection", &e))),
                 }
                 summary.transferred += n;
                 obs.progress(n);
@@ -172,16 +175,6 @@ fn check_peer(link: &mut Link<'_>) -> Result<()> {
         return Err(unexpected(link.reader.next_frame()?, "during data"));
     }
     Ok(())
-}
-
-/// After a failed write: the receiver's reason if it sent one, else `err`.
-fn peer_error_or(link: &mut Link<'_>, err: TransferError) -> TransferError {
-    if link.peer_has_data() {
-        if let Ok(frame) = link.reader.next_frame() {
-            return unexpected(frame, "during data");
-        }
-    }
-    err
 }
 
 /// The read-ahead thread: read and hash each file's chunks in order.

@@ -56,12 +56,14 @@ pub fn upload(
     obs: &dyn Observer,
 ) -> Result<Summary> {
     let mut link = client_hello(stream)?;
-    link.send(&Frame::Put {
+    let put = Frame::Put {
         dest,
         force: opts.replace == Replace::Allowed,
         resume: opts.resume,
-    })?;
-    link.push()?;
+    };
+    if let Err(e) = link.send(&put).and_then(|()| link.push()) {
+        return Err(link.peer_error_or(e));
+    }
     sender::send(&mut link, manifest, obs)
 }
 
