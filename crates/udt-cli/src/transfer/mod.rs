@@ -135,11 +135,7 @@ impl<'a> Link<'a> {
             return err;
         }
         match self.reader.next_frame() {
-            Ok(Frame::Error { code, message }) => TransferError {
-                code,
-                message,
-                remote: true,
-            },
+            Ok(frame @ Frame::Error { .. }) => unexpected(frame, "after a failure"),
             _ => err,
         }
     }

@@ -140,7 +140,8 @@ fn write_chunks(
                     // The read-ahead thread may have stopped: fine.
                     Ok(Sent::Copied(buf)) => drop(free.send(buf)),
                     Ok(Sent::Held(frame)) => held.push_back(frame),
-                    Err(e) => return Err(link.peer_error_or(TransferError::io("connection", &e))),
+                    // `send` looks for the receiver's reason.
+                    Err(e) => return Err(TransferError::io("connection", &e)),
                 }
                 summary.transferred += n;
                 obs.progress(n);
