@@ -582,6 +582,12 @@ impl Ledbat {
     /// shows.
     fn restart(&mut self) {
         let ramp = self.full_window > self.cwnd_pkts;
+        tracing::debug!(
+            cwnd = self.cwnd_pkts,
+            to = self.full_window,
+            ramp,
+            "ledbat: idle queue, restart"
+        );
         if ramp {
             self.cwnd_pkts = self.cwnd_pkts.max(self.full_window * RESTART_FROM);
             self.clamp_window();
@@ -602,6 +608,11 @@ impl Ledbat {
     /// early), then [`SLOWDOWN_SPACING`] times the last slowdown's length after its ramp,
     /// and never sooner than two round trips after any slow start.
     fn end_slow_start(&mut self, now: Instant) {
+        tracing::debug!(
+            cwnd = self.cwnd_pkts,
+            queue_ms = self.queueing_delay().as_secs_f64() * 1e3,
+            "ledbat: slow start ends"
+        );
         self.phase = LedbatPhase::Avoidance;
         self.idle_since = None;
         if std::mem::take(&mut self.restarting) {
@@ -621,6 +632,7 @@ impl Ledbat {
     }
 
     fn begin_slowdown(&mut self, now: Instant) {
+        tracing::debug!(cwnd = self.cwnd_pkts, "ledbat: slowdown");
         self.phase = LedbatPhase::Slowdown {
             until: now + self.rtt() * SLOWDOWN_ROUNDS,
             restore: self.cwnd_pkts,
@@ -656,6 +668,11 @@ impl Ledbat {
         }
         self.note_cut(now);
         let excess = (queueing - target) / target;
+        tracing::debug!(
+            queue_ms = queueing * 1e3,
+            from = self.cwnd_pkts,
+            "ledbat: above target, cut"
+        );
         self.cwnd_pkts * (1.0 - excess.clamp(MIN_CUT, MAX_CUT))
     }
 
@@ -742,6 +759,7 @@ impl Controller for Ledbat {
         }
         self.note_cut(now);
         let contested = self.queueing_delay() > self.config.target;
+        tracing::debug!(contested, from = self.cwnd_pkts, "ledbat: loss, cut");
         self.cwnd_pkts *= if contested {
             CONTESTED_LOSS_WINDOW
         } else {

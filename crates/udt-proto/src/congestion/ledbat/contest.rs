@@ -215,9 +215,25 @@ impl Ledbat {
         self.max_rate_pps = rate.max(self.max_rate_pps * (1.0 - RATE_FADE));
         let rise = queueing - start;
         let shared = queueing > RISE * target && rate < SHARED_RATE * self.max_rate_pps;
+        tracing::trace!(
+            queue_ms = queueing * 1e3,
+            rise_ms = rise * 1e3,
+            rate_pps = rate,
+            best_pps = self.max_rate_pps,
+            cwnd = self.cwnd_pkts,
+            "ledbat: round"
+        );
         if (rise > RISE * target || shared) && self.may_cut(now) {
             self.note_cut(now);
-            self.cwnd_pkts *= 1.0 - (rise / target).clamp(MIN_CUT, MAX_CUT);
+            let keep = 1.0 - (rise / target).clamp(MIN_CUT, MAX_CUT);
+            tracing::debug!(
+                rise_ms = rise * 1e3,
+                shared,
+                from = self.cwnd_pkts,
+                keep,
+                "ledbat: someone else's queue or rate, cut"
+            );
+            self.cwnd_pkts *= keep;
             self.clamp_window();
         }
     }
@@ -264,6 +280,13 @@ impl Ledbat {
             return;
         }
         self.note_cut(now);
+        tracing::debug!(
+            queue_ms = level.queue * 1e3,
+            floor_ms = floor.queue * 1e3,
+            foreign_ms = foreign * 1e3,
+            from = self.cwnd_pkts,
+            "ledbat: an arrival, cut to a sixteenth"
+        );
         self.full_window = self.full_window.max(self.cwnd_pkts);
         self.cwnd_pkts *= ARRIVAL_KEEP;
         self.clamp_window();
