@@ -10,8 +10,10 @@
 //!
 //! What it does, in UDT's terms:
 //! * **slow start** from 10 packets (RFC 6928): the window grows by what each ACK
-//!   acknowledges, until the first loss (no HyStart: the simulator's drop-tail queue gives a
-//!   crisp signal, and a test bed should be simple);
+//!   acknowledges, until the first loss, or, with [`CubicConfig::hystart`] on, until the
+//!   round trip rises as Linux's HyStart reads it (`cubic/hystart.rs`). Off by default: the
+//!   simulator's drop-tail queue gives a crisp signal, and a test bed should be simple; on,
+//!   it is the stand-in for kernel CUBIC where another flow's queue meets its slow start;
 //! * **a loss** (a NAK reporting sequence numbers not reported before) is one congestion
 //!   event per round trip: the window drops to β = 0.7 of itself (RFC 9438 §4.6), with fast
 //!   convergence (§4.7), and no further cut until the cumulative ACK passes what had been
@@ -36,8 +38,11 @@
 //!
 //! Every hook is O(1) apart from `on_loss`, which is linear in the NAK's ranges.
 
+mod hystart;
+
 use std::time::Duration;
 
+use self::hystart::HyStart;
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
     SentInfo, TimeoutInfo,
@@ -113,6 +118,17 @@ impl CubicWindow {
     /// Whether the window is below the slow-start threshold.
     pub(super) fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
+    }
+
+    /// Leave slow start at the window it has, without a loss (HyStart): the epoch starts at
+    /// this window, as it does when slow start reaches its threshold.
+    pub(super) fn end_slow_start(&mut self, now: Instant) {
+        if self.in_slow_start() {
+            self.ssthresh = self.cwnd;
+            self.w_max = self.cwnd;
+            self.cwnd_prior = self.cwnd;
+            self.start_epoch(now);
+        }
     }
 
     /// Start congestion avoidance at `cwnd` packets as if a congestion event had just taken
@@ -294,6 +310,7 @@ pub struct CubicConfig {
     initial_window_pkts: f64,
     min_window_pkts: f64,
     pacing_gain: f64,
+    hystart: bool,
 }
 
 impl CubicConfig {
@@ -319,6 +336,13 @@ impl CubicConfig {
         self
     }
 
+    /// Leave slow start when the round trip rises, as Linux's HyStart does (default off; see
+    /// the module doc).
+    pub fn hystart(&mut self, on: bool) -> &mut Self {
+        self.hystart = on;
+        self
+    }
+
     /// The smallest window the controller ever reports, packets.
     pub fn min_window_value(&self) -> f64 {
         self.min_window_pkts.min(self.initial_window_pkts)
@@ -332,6 +356,7 @@ impl Default for CubicConfig {
             initial_window_pkts: 10.0,
             min_window_pkts: 4.0,
             pacing_gain: PACING_GAIN,
+            hystart: false,
         }
     }
 }
@@ -347,18 +372,21 @@ pub struct Cubic {
     srtt: Duration,
     /// The lowest smoothed RTT seen, which the pacer uses.
     min_rtt: Option<Duration>,
+    /// HyStart's state, when [`CubicConfig::hystart`] is on.
+    hystart: Option<HyStart>,
 }
 
 impl Cubic {
     /// A controller in its `init` state for [`ControllerInit::default`] at time zero; the
     /// connection calls [`Controller::init`] with the real values.
     pub fn new(config: CubicConfig) -> Self {
-        Self::fresh(config, &ControllerInit::default())
+        Self::fresh(config, Instant::ZERO, &ControllerInit::default())
     }
 
-    fn fresh(config: CubicConfig, init: &ControllerInit) -> Self {
+    fn fresh(config: CubicConfig, now: Instant, init: &ControllerInit) -> Self {
         let min = config.min_window_value();
         Self {
+            hystart: config.hystart.then(|| HyStart::new(now, init.isn)),
             window: CubicWindow::new(config.initial_window_pkts, min),
             losses: LossTracker::new(init.isn),
             max_window_pkts: f64::from(init.max_window_pkts).max(min),
@@ -404,8 +432,8 @@ impl Default for Cubic {
 }
 
 impl Controller for Cubic {
-    fn init(&mut self, _now: Instant, init: &ControllerInit) {
-        *self = Self::fresh(self.config.clone(), init);
+    fn init(&mut self, now: Instant, init: &ControllerInit) {
+        *self = Self::fresh(self.config.clone(), now, init);
     }
 
     fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
@@ -419,6 +447,12 @@ impl Controller for Cubic {
                 .offset_to(ack.largest_sent.next())
                 .max(0),
         );
+        if let Some(hystart) = &mut self.hystart {
+            let judge = self.window.in_slow_start() && self.window.cwnd() >= hystart::LOW_WINDOW;
+            if hystart.on_ack(now, ack.ack, ack.receiver_time, judge) {
+                self.window.end_slow_start(now);
+            }
+        }
         let newly = self.losses.on_ack(ack.ack) as f64;
         // Grow only a window the flow uses (RFC 9438 §5.8, after RFC 7661): half of it in
         // flight, since pacing at 1.2× spreads the window over most of a round trip.
@@ -438,7 +472,12 @@ impl Controller for Cubic {
         self.window.on_timeout();
     }
 
-    fn on_packet_sent(&mut self, _now: Instant, _info: &SentInfo) {}
+    fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
+        if let Some(hystart) = &mut self.hystart {
+            let rtt = self.min_rtt.unwrap_or(self.srtt);
+            hystart.on_sent(now, info.seq, info.retransmit, rtt);
+        }
+    }
 
     fn window_pkts(&self) -> f64 {
         let window = self.window.cwnd() + self.losses.beyond_holes();

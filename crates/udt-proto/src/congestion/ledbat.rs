@@ -8,17 +8,17 @@
 //! LEDBAT steers the queueing delay it adds at the bottleneck towards a target. RFC 6817
 //! measures one-way delay (receiver clock minus sender timestamp); this controller measures
 //! the round trip at the sender instead, from its own send times:
-//! * it marks a new packet every so often (a fixed ring of 64, `ledbat/delay.rs`) and, when a
-//!   cumulative ACK passes a marker, takes `now − sent` of the *newest* marker passed as a
-//!   delay sample. That packet arrived at most one marker spacing before the newest one the
-//!   ACK reports on, so the sample is the path's round trip plus that spacing plus however
-//!   long the receiver held the ACK;
+//! * it marks a new packet every so often (a fixed ring of 64, `congestion/rtt_sample.rs`)
+//!   and, when a cumulative ACK passes a marker, takes `now − sent` of the *newest* marker
+//!   passed as a delay sample. That packet arrived at most one marker spacing before the
+//!   newest one the ACK reports on, so the sample is the path's round trip plus that spacing
+//!   plus however long the receiver held the ACK;
 //! * the receiver's hold is taken off each sample where the ACK is stamped (ours stamp the
 //!   newest packet's arrival on their ACKs; 4.11 does not): the ACK's lateness against its
 //!   stamp, above its floor of the last 10-20 s, is that hold, at most 20 ms (`AckHold` in
-//!   `ledbat/delay.rs`). A small window is acknowledged only on the 10 ms ACK timer, and
-//!   without this slow start read that wait as a queue and ended at 10 packets on an idle
-//!   link;
+//!   `congestion/rtt_sample.rs`). A small window is acknowledged only on the 10 ms ACK
+//!   timer, and without this slow start read that wait as a queue and ended at 10 packets on
+//!   an idle link;
 //! * the *current* delay is the minimum of the last [`LedbatConfig::current_filter`] samples
 //!   (RFC 6817 §3.4.2's filter; it also removes the ACK-timer delay that unstamped samples
 //!   carry and the inflation of a sample whose ACK waited for a repaired hole), and the *base*
@@ -161,7 +161,8 @@ mod tests;
 use std::time::Duration;
 
 use self::contest::{Floor, Round};
-use self::delay::{AckHold, DelayFilters, Markers, MAX_BASE_HISTORY, MAX_CURRENT_FILTER};
+use self::delay::{DelayFilters, MAX_BASE_HISTORY, MAX_CURRENT_FILTER};
+use super::rtt_sample::{AckHold, Markers};
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
     SentInfo, TimeoutInfo,

@@ -43,6 +43,7 @@ pub mod fixed_rate;
 pub mod ledbat;
 pub mod model;
 pub mod native;
+mod rtt_sample;
 mod two_bucket;
 
 #[cfg(test)]

@@ -1,83 +1,21 @@
-//! LEDBAT's delay measurement (see the parent module doc for why round trips from the
-//! sender's own send times): a ring of marked packets that turns cumulative ACKs into delay
-//! samples, and RFC 6817 §3.4's two filters over them, the current delay (minimum of the
-//! last few samples) and the base delay (minimum over per-minute buckets).
+//! LEDBAT's delay filters over the round-trip samples of `congestion/rtt_sample.rs`
+//! (see the parent module doc for why round trips from the sender's own send times):
+//! RFC 6817 §3.4's current delay (minimum of the last few samples) and base delay (minimum
+//! over per-minute buckets).
 //!
-//! Fixed arrays only: nothing is allocated per packet or per sample, and every call is O(1)
-//! amortised (a marker is pushed once and popped once; the filters scan at most
-//! [`MAX_CURRENT_FILTER`] and [`MAX_BASE_HISTORY`] entries).
+//! Fixed arrays only: nothing is allocated per sample, and every call scans at most
+//! [`MAX_CURRENT_FILTER`] and [`MAX_BASE_HISTORY`] entries.
 
 use std::time::Duration;
 
-use super::super::two_bucket::TwoBucketMin;
-use crate::seq::SeqNumber;
 use crate::time::Instant;
 
-/// Outstanding markers: [`MARKERS_PER_RTT`] per round trip for four round trips of flight.
-const MARKERS: usize = 64;
-/// Markers placed per round trip (each sample carries at most 1/16 RTT of marker spacing).
-const MARKERS_PER_RTT: u32 = 16;
 /// Most delay samples the current-delay filter keeps.
 pub(super) const MAX_CURRENT_FILTER: usize = 16;
 /// Most per-minute buckets the base-delay history keeps.
 pub(super) const MAX_BASE_HISTORY: usize = 60;
 /// Length of one base-delay bucket (RFC 6817 §3.4.1: one minute).
 const BUCKET: Duration = Duration::from_secs(60);
-
-/// One marked packet: when it left.
-#[derive(Clone, Copy, Debug)]
-struct Marker {
-    seq: SeqNumber,
-    sent_at: Instant,
-}
-
-/// Marked packets waiting for the cumulative ACK to pass them.
-#[derive(Clone, Debug)]
-pub(super) struct Markers {
-    ring: [Marker; MARKERS],
-    head: usize,
-    len: usize,
-    last_mark: Option<Instant>,
-}
-
-impl Markers {
-    pub(super) fn new(now: Instant, isn: SeqNumber) -> Self {
-        let blank = Marker {
-            seq: isn,
-            sent_at: now,
-        };
-        Self {
-            ring: [blank; MARKERS],
-            head: 0,
-            len: 0,
-            last_mark: None,
-        }
-    }
-
-    /// A new packet `seq` leaves at `now`: mark it if the ring has room and the last marker
-    /// is at least 1/[`MARKERS_PER_RTT`] of `rtt` old.
-    pub(super) fn on_sent(&mut self, now: Instant, seq: SeqNumber, rtt: Duration) {
-        let spacing = rtt / MARKERS_PER_RTT;
-        if self.len == MARKERS || self.last_mark.is_some_and(|t| now - t < spacing) {
-            return;
-        }
-        self.ring[(self.head + self.len) % MARKERS] = Marker { seq, sent_at: now };
-        self.len += 1;
-        self.last_mark = Some(now);
-    }
-
-    /// The cumulative ACK reached `ack` at `now`: pop the markers it passed and return the
-    /// newest one's age, the delay sample (the packet that arrived last before the ACK).
-    pub(super) fn on_ack(&mut self, now: Instant, ack: SeqNumber) -> Option<Duration> {
-        let mut newest = None;
-        while self.len > 0 && self.ring[self.head].seq < ack {
-            newest = Some(self.ring[self.head].sent_at);
-            self.head = (self.head + 1) % MARKERS;
-            self.len -= 1;
-        }
-        newest.map(|sent| now.saturating_duration_since(sent))
-    }
-}
 
 /// The current- and base-delay filters.
 #[derive(Clone, Debug)]
@@ -145,100 +83,5 @@ impl DelayFilters {
     /// The minimum over the base history, if any.
     pub(super) fn base(&self) -> Option<Duration> {
         self.base[..self.base_len].iter().copied().min()
-    }
-}
-
-/// Length of one bucket of [`AckHold`]'s floor: the floor spans one to two of these, so a
-/// receiver clock that drifts by 100 ppm moves it by at most 2 ms.
-const HOLD_BUCKET: Duration = Duration::from_secs(10);
-/// The most [`AckHold`] takes off a sample: the ACK timer's period and the receiver's read
-/// hold (up to 4 ms) with room. A receiver clock that steps moves samples by no more.
-const MAX_HOLD: Duration = Duration::from_millis(20);
-
-/// How long an ACK waited at the receiver after the newest data packet it reports on
-/// arrived, from the receiver stamps our peers put on their ACKs ([`AckInfo::receiver_time`]).
-///
-/// An ACK's lateness, its arrival on our clock minus the stamp on the receiver's, is the
-/// clocks' offset plus the reverse path's delay plus the receiver's wait; its floor over
-/// the last 10-20 s is the offset and the reverse path's base delay, so the lateness above
-/// the floor is the wait (and any reverse-path queue). A receiver acknowledges a small
-/// window only on its 10 ms ACK timer (a prompt ACK needs 16-64 packets), so without this
-/// the samples of a slow start read up to 10 ms of queue that is not there.
-///
-/// [`AckInfo::receiver_time`]: crate::congestion::AckInfo::receiver_time
-#[derive(Clone, Debug)]
-pub(super) struct AckHold {
-    /// The first lateness seen (µs, wrapping): later ones are kept relative to it.
-    anchor: Option<u32>,
-    /// The lowest relative lateness over the last one to two [`HOLD_BUCKET`]s.
-    floor: TwoBucketMin<i64>,
-}
-
-impl AckHold {
-    pub(super) fn new(now: Instant) -> Self {
-        Self {
-            anchor: None,
-            floor: TwoBucketMin::new(now),
-        }
-    }
-
-    /// An ACK stamped `receiver_time` (µs of the receiver's clock) arrived at `now`: how
-    /// long it waited, at most [`MAX_HOLD`].
-    pub(super) fn on_ack(&mut self, now: Instant, receiver_time: u32) -> Duration {
-        // The low 32 bits of our clock in µs, against the receiver's 32-bit stamp.
-        let lateness = (now.as_micros() as u32).wrapping_sub(receiver_time);
-        let anchor = *self.anchor.get_or_insert(lateness);
-        let relative = i64::from(lateness.wrapping_sub(anchor) as i32);
-        self.floor.push(now, relative, Some(HOLD_BUCKET));
-        let floor = self.floor.min().unwrap_or(relative);
-        let wait = u64::try_from(relative - floor).unwrap_or(0);
-        Duration::from_micros(wait).min(MAX_HOLD)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// An ACK arriving `lateness_ms` after its stamp, on a receiver clock `offset` µs off ours.
-    fn late(hold: &mut AckHold, now: Instant, lateness_ms: u64, offset: u32) -> Duration {
-        let stamp = (now.as_micros() as u32)
-            .wrapping_sub((lateness_ms * 1000) as u32)
-            .wrapping_add(offset);
-        hold.on_ack(now, stamp)
-    }
-
-    #[test]
-    fn an_acks_wait_is_its_lateness_above_the_floor() {
-        let t0 = Instant::from_micros(5_000_000);
-        for offset in [0, 3_000_000_000, u32::MAX] {
-            let mut hold = AckHold::new(t0);
-            let at = |ms: u64| t0 + Duration::from_millis(ms);
-            assert_eq!(late(&mut hold, at(0), 30, offset), Duration::ZERO);
-            assert_eq!(
-                late(&mut hold, at(10), 37, offset),
-                Duration::from_millis(7)
-            );
-            // A lower lateness is the new floor.
-            assert_eq!(late(&mut hold, at(20), 25, offset), Duration::ZERO);
-            assert_eq!(
-                late(&mut hold, at(30), 30, offset),
-                Duration::from_millis(5)
-            );
-            // Never more than MAX_HOLD (a receiver clock that stepped).
-            assert_eq!(late(&mut hold, at(40), 5_025, offset), MAX_HOLD);
-        }
-    }
-
-    #[test]
-    fn the_floor_forgets_lateness_older_than_two_buckets() {
-        let t0 = Instant::from_micros(5_000_000);
-        let mut hold = AckHold::new(t0);
-        assert_eq!(late(&mut hold, t0, 20, 7), Duration::ZERO);
-        // The receiver's clock drifted: every ACK now looks 3 ms later.
-        // The next bucket still holds the old floor; the one after forgets it.
-        let next = t0 + HOLD_BUCKET;
-        assert_eq!(late(&mut hold, next, 23, 7), Duration::from_millis(3));
-        assert_eq!(late(&mut hold, next + HOLD_BUCKET, 23, 7), Duration::ZERO);
     }
 }
