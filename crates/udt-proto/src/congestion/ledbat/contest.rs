@@ -47,6 +47,26 @@ const MAX_RESTART_WAIT_ROUNDS: u32 = 16;
 /// 1 Gbit/s x 50 ms), so its ordinary level stood 3 ms above its lowest dip for a round
 /// trip every few seconds and cut it to a sixteenth.
 const ARRIVAL_RISE: f64 = 0.12;
+/// Where the queue holds still within a round (a quiet path), an arrival is a foreign rise
+/// of this much of the target, at least (1.5 ms at 25 ms), and at least [`NOISE_MARGIN`]
+/// times the queue's usual spread within a round; never more than [`ARRIVAL_RISE`].
+///
+/// Why: kernel CUBIC's HyStart ends slow start on a rise of an eighth of its lowest round
+/// trip, 7.8 ms at 50 ms beside a scavenger's 12 ms queue, and a newcomer doubling each round
+/// trip adds that within about one round after its queue passes 3 ms. In the simulator
+/// (`ledbat_yields_to_hystart_cubic_at_1gbit`) a 3 ms threshold cut the scavenger only
+/// after cubic's slow start had ended at 2,600 packets (62% of the path) in three seeds of
+/// five, and cubic then crept up for seconds beside it; 1.5 ms cut it in time in all five.
+/// The lab's 1 Gbit/s emulator, with sender, receiver and emulator sharing two cores, moves
+/// the scavenger's queue by several milliseconds within a round: there a fixed 1.2 ms (a 10 ms
+/// target) or a quarter-round persistence cut it alone again and again (344 and 430-600
+/// Mbit/s alone against main's 760-820), so the threshold follows the noise it sees.
+const ARRIVAL_RISE_QUIET: f64 = 0.06;
+/// The arrival threshold's margin over the queue's spread within a round.
+const NOISE_MARGIN: f64 = 2.0;
+/// How fast the spread's average follows each round's: slowly, so that a newcomer's rising
+/// queue (a spread of its own) does not raise the threshold before it is caught.
+const NOISE_GAIN: f64 = 1.0 / 16.0;
 /// How long, in round trips, the queue must stand above the floor (see [`ARRIVAL_RISE`]).
 const ARRIVAL_PERSIST: f64 = 1.0;
 /// Round trips after an arrival before an idle queue may restart: the newcomer's slow
@@ -81,19 +101,31 @@ pub(super) struct Level {
     window: f64,
 }
 
-/// The levels one round saw, summed.
+/// The levels one round saw, summed, and its lowest and highest queue.
 #[derive(Clone, Copy, Debug, Default)]
 struct RoundLevels {
     queue: f64,
     window: f64,
     seen: u32,
+    low: f64,
+    high: f64,
 }
 
 impl RoundLevels {
     fn add(&mut self, level: Level) {
+        if self.seen == 0 {
+            (self.low, self.high) = (level.queue, level.queue);
+        }
+        self.low = self.low.min(level.queue);
+        self.high = self.high.max(level.queue);
         self.queue += level.queue;
         self.window += level.window;
         self.seen = self.seen.saturating_add(1);
+    }
+
+    /// How far the queue moved within the round (seconds), if it saw two levels.
+    fn spread(&self) -> Option<f64> {
+        (self.seen > 1).then_some(self.high - self.low)
     }
 
     /// The round's mean queue and window, if it saw any.
@@ -110,13 +142,21 @@ impl RoundLevels {
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Floor {
     rounds: [RoundLevels; FLOOR_ROUNDS],
-    /// Since when the queue has stood above the floor by [`ARRIVAL_RISE`].
+    /// Since when the queue has stood above the floor by the arrival threshold.
     above_since: Option<Instant>,
+    /// How far the queue moves within a round, smoothed over rounds (seconds; see
+    /// [`ARRIVAL_RISE_QUIET`]). Kept across [`Floor::clear`].
+    noise: Option<f64>,
 }
 
 impl Floor {
-    /// A new round begins at `level`: the oldest round drops out.
+    /// A new round begins at `level`: the oldest round drops out, and the round that ended
+    /// adds its spread to the noise.
     fn begin(&mut self, level: Level) {
+        if let Some(spread) = self.rounds[FLOOR_ROUNDS - 1].spread() {
+            let noise = self.noise.get_or_insert(spread);
+            *noise += (spread - *noise) * NOISE_GAIN;
+        }
         self.rounds.rotate_left(1);
         self.rounds[FLOOR_ROUNDS - 1] = RoundLevels::default();
         self.see(level);
@@ -137,7 +177,20 @@ impl Floor {
     }
 
     fn clear(&mut self) {
-        *self = Self::default();
+        *self = Self {
+            noise: self.noise,
+            ..Self::default()
+        };
+    }
+
+    /// The foreign rise that counts as an arrival (seconds), for a `target` in seconds:
+    /// [`ARRIVAL_RISE`] of it while the queue is noisy or its noise not yet known, down to
+    /// [`ARRIVAL_RISE_QUIET`] of it where the queue holds still.
+    fn arrival_rise(&self, target: f64) -> f64 {
+        let high = ARRIVAL_RISE * target;
+        let low = ARRIVAL_RISE_QUIET * target;
+        self.noise
+            .map_or(high, |noise| (NOISE_MARGIN * noise).clamp(low, high))
     }
 
     /// The queue stood above the floor by more than the threshold at `now` (`above`) or
@@ -221,6 +274,7 @@ impl Ledbat {
             rate_pps = rate,
             best_pps = self.max_rate_pps,
             cwnd = self.cwnd_pkts,
+            arrival_ms = self.floor.arrival_rise(target) * 1e3,
             "ledbat: round"
         );
         if (rise > RISE * target || shared) && self.may_cut(now) {
@@ -273,9 +327,8 @@ impl Ledbat {
         let own = (level.window - floor.window).max(0.0) / self.max_rate_pps;
         let foreign = level.queue - floor.queue - own;
         let persist = self.rtt().mul_f64(ARRIVAL_PERSIST);
-        let held = self
-            .floor
-            .held_above(foreign > ARRIVAL_RISE * target, now, persist);
+        let threshold = self.floor.arrival_rise(target);
+        let held = self.floor.held_above(foreign > threshold, now, persist);
         if !held || !self.may_cut(now) {
             return;
         }
@@ -340,5 +393,34 @@ mod tests {
         floor.begin(level(5.0, 100.0));
         floor.begin(level(6.0, 100.0));
         assert_eq!(floor.lowest(), Some(level(5.0, 100.0)));
+    }
+
+    /// The arrival threshold: an eighth of the target until the queue's spread within a round
+    /// is known, then twice that spread, between a sixteenth and an eighth of the target.
+    #[test]
+    fn the_arrival_threshold_follows_the_queues_noise() {
+        let target = 0.025;
+        let mut floor = Floor::default();
+        assert!((floor.arrival_rise(target) - 0.003).abs() < 1e-9);
+        // Quiet rounds (the queue moves by 0.1 ms within each): the floor of 1.5 ms.
+        for _ in 0..40 {
+            floor.begin(level(10.0, 100.0));
+            floor.see(level(10.1, 100.0));
+        }
+        assert!((floor.arrival_rise(target) - 0.0015).abs() < 1e-9);
+        // Rounds that swing by 4 ms: back to 3 ms after a few rounds, and kept across a clear.
+        for _ in 0..40 {
+            floor.begin(level(10.0, 100.0));
+            floor.see(level(14.0, 100.0));
+        }
+        floor.clear();
+        assert!((floor.arrival_rise(target) - 0.003).abs() < 1e-9);
+        // In between, twice the spread: 1 ms rounds give 2 ms.
+        let mut floor = Floor::default();
+        for _ in 0..200 {
+            floor.begin(level(10.0, 100.0));
+            floor.see(level(11.0, 100.0));
+        }
+        assert!((floor.arrival_rise(target) - 0.002).abs() < 1e-6);
     }
 }
