@@ -152,7 +152,8 @@
 //! scavenger then takes seconds and a fifth to a half of the link. In session 59's lab runs
 //! that happened in more than half the pairs; the simulator's `cubic` with HyStart showed
 //! the same in three seeds of five until the arrival threshold came down to 1.5 ms where
-//! the queue is quiet (`ledbat/contest.rs`). The lab's emulator keeps it at 3 ms.
+//! the queue is quiet (`ledbat/contest.rs`); the lab's noisy emulator holds it at 3 ms in
+//! most rounds, and there the slow case remains.
 //!
 //! Every hook is O(1) amortised (markers are pushed once and popped once; the base history
 //! is a fixed array of [`LedbatConfig::base_history`] ≤ 60 buckets).
