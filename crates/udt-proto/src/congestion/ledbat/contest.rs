@@ -63,8 +63,7 @@ const ARRIVAL_RISE: f64 = 0.12;
 /// Mbit/s against 760-820 in the same sitting), so the threshold follows the noise it sees.
 /// There it came below 3 ms in 11 of 1,240 rounds of a flow alone, which had fewer false
 /// arrival cuts than with the fixed 3 ms (6 against 14 in eight alternating pairs), and in
-/// a quarter of the rounds over two full scavenger experiments, mostly beside competitors
-/// (BENCHMARKS.md, session 59).
+/// a quarter of the rounds over two full scavenger experiments (BENCHMARKS.md, session 59).
 const ARRIVAL_RISE_QUIET: f64 = 0.06;
 /// The arrival threshold's margin over the queue's spread within a round.
 const NOISE_MARGIN: f64 = 2.0;
