@@ -449,7 +449,7 @@ impl Controller for Cubic {
         );
         if let Some(hystart) = &mut self.hystart {
             let judge = self.window.in_slow_start() && self.window.cwnd() >= hystart::LOW_WINDOW;
-            if hystart.on_ack(now, ack.ack, ack.receiver_time, judge) {
+            if hystart.on_ack(now, ack, judge) {
                 self.window.end_slow_start(now);
             }
         }
@@ -473,9 +473,9 @@ impl Controller for Cubic {
     }
 
     fn on_packet_sent(&mut self, now: Instant, info: &SentInfo) {
-        if let Some(hystart) = &mut self.hystart {
+        if let Some(hystart) = self.hystart.as_mut().filter(|_| !info.retransmit) {
             let rtt = self.min_rtt.unwrap_or(self.srtt);
-            hystart.on_sent(now, info.seq, info.retransmit, rtt);
+            hystart.on_sent(now, info.seq, rtt);
         }
     }
 

@@ -20,6 +20,7 @@
 use std::time::Duration;
 
 use super::super::rtt_sample::{AckHold, Markers};
+use super::super::AckInfo;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
 
@@ -43,7 +44,6 @@ pub(super) struct HyStart {
     /// The lowest sample of the round so far, and how many it has seen.
     round_min: Option<Duration>,
     samples: u32,
-    largest_sent: SeqNumber,
 }
 
 impl HyStart {
@@ -55,41 +55,26 @@ impl HyStart {
             round_end: isn,
             round_min: None,
             samples: 0,
-            largest_sent: isn.prev(),
         }
     }
 
-    /// A packet left at `now`; `rtt` spaces the markers.
-    pub(super) fn on_sent(
-        &mut self,
-        now: Instant,
-        seq: SeqNumber,
-        retransmit: bool,
-        rtt: Duration,
-    ) {
-        if !retransmit {
-            self.markers.on_sent(now, seq, rtt);
-        }
-        self.largest_sent = self.largest_sent.max_seq(seq);
+    /// A new packet (not a retransmission) left at `now`; `rtt` spaces the markers.
+    pub(super) fn on_sent(&mut self, now: Instant, seq: SeqNumber, rtt: Duration) {
+        self.markers.on_sent(now, seq, rtt);
     }
 
-    /// A cumulative ACK up to `ack` (stamped `receiver_time` by the receiver, if it does) at
-    /// `now`: whether slow start should end, judged only while `judge` (in slow start, at a
-    /// window of at least [`LOW_WINDOW`]).
-    pub(super) fn on_ack(
-        &mut self,
-        now: Instant,
-        ack: SeqNumber,
-        receiver_time: Option<u32>,
-        judge: bool,
-    ) -> bool {
-        let wait = receiver_time.map_or(Duration::ZERO, |stamp| self.hold.on_ack(now, stamp));
+    /// A cumulative ACK at `now`: whether slow start should end, judged only while `judge`
+    /// (in slow start, at a window of at least [`LOW_WINDOW`]).
+    pub(super) fn on_ack(&mut self, now: Instant, ack: &AckInfo, judge: bool) -> bool {
+        let wait = ack
+            .receiver_time
+            .map_or(Duration::ZERO, |stamp| self.hold.on_ack(now, stamp));
         let sample = self
             .markers
-            .on_ack(now, ack)
+            .on_ack(now, ack.ack)
             .map(|s| s.saturating_sub(wait));
-        if ack > self.round_end {
-            self.round_end = self.largest_sent;
+        if ack.ack > self.round_end {
+            self.round_end = ack.largest_sent;
             self.round_min = None;
             self.samples = 0;
         }
@@ -146,12 +131,20 @@ mod tests {
             for (at, ack) in events {
                 match ack {
                     None => {
-                        h.on_sent(at, SeqNumber::new(seq), false, rtt);
+                        h.on_sent(at, SeqNumber::new(seq), rtt);
                         seq += 1;
                     }
                     Some(ack) => {
                         let judge = f64::from(window) >= LOW_WINDOW;
-                        if h.on_ack(at, SeqNumber::new(ack), None, judge) {
+                        let info = AckInfo {
+                            ack: SeqNumber::new(ack),
+                            rtt,
+                            recv_rate_pkts: 0,
+                            bandwidth_pkts: 0,
+                            largest_sent: SeqNumber::new(seq).prev(),
+                            receiver_time: None,
+                        };
+                        if h.on_ack(at, &info, judge) {
                             return Some(window);
                         }
                     }
