@@ -55,6 +55,12 @@ pub struct LinkConfig {
     pub corrupt_prob: f64,
     /// Packets longer than this many bytes are dropped.
     pub mtu: usize,
+    /// Stalls a second (a Poisson process; at or below 0, or NaN, none): the whole link
+    /// stops for a while, as a preempted forwarder does, then takes in what arrived and
+    /// delivers what fell due meanwhile at once (see the `stall` module).
+    pub stall_rate: f64,
+    /// The longest stall; lengths are uniform in (0, `stall_max`]. Zero means no stalls.
+    pub stall_max: Duration,
 }
 
 impl LinkConfig {
@@ -144,6 +150,14 @@ impl LinkConfig {
         self
     }
 
+    /// Stops the link `rate` times a second on average, each time for up to `max`.
+    #[must_use]
+    pub fn stalls(mut self, rate: f64, max: Duration) -> Self {
+        self.stall_rate = rate;
+        self.stall_max = max;
+        self
+    }
+
     /// Sets the largest packet the link carries, in bytes.
     #[must_use]
     pub fn mtu(mut self, mtu: usize) -> Self {
@@ -172,6 +186,8 @@ impl Default for LinkConfig {
             duplicate_prob: 0.0,
             corrupt_prob: 0.0,
             mtu: Self::DEFAULT_MTU,
+            stall_rate: 0.0,
+            stall_max: Duration::ZERO,
         }
     }
 }
@@ -200,6 +216,7 @@ mod tests {
             .reorder(0.25, Duration::from_millis(4))
             .duplicate(0.125)
             .corrupt(0.0625)
+            .stalls(50.0, Duration::from_millis(3))
             .mtu(1500);
         assert_eq!(c.rate_bps, Some(10));
         assert_eq!(c.jitter, Duration::from_millis(2));
@@ -208,6 +225,10 @@ mod tests {
         assert_eq!(
             (c.reorder_prob, c.duplicate_prob, c.corrupt_prob),
             (0.25, 0.125, 0.0625)
+        );
+        assert_eq!(
+            (c.stall_rate, c.stall_max),
+            (50.0, Duration::from_millis(3))
         );
         assert_eq!(c.unlimited_rate().rate_bps, None);
     }

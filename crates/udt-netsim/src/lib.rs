@@ -1,7 +1,8 @@
 //! `udt-netsim`: a seeded, sans-IO model of one direction of a network path.
 //!
 //! A [`Link`] has a rate, a propagation delay, jitter, a drop-tail queue, random loss
-//! (Bernoulli or bursty Gilbert-Elliott), reordering, duplication and corruption, all
+//! (Bernoulli or bursty Gilbert-Elliott), reordering, duplication, corruption and stalls (the
+//! whole link stopping for a moment, as a preempted forwarder does), all
 //! configured by a [`LinkConfig`]. It is used in virtual time by the protocol tests and in real
 //! time by the lab's TUN forwarder, so simulated and lab results come from the same model.
 //!
@@ -54,6 +55,7 @@ mod link;
 mod loss;
 mod queue;
 mod rng;
+mod stall;
 
 pub use config::LinkConfig;
 pub use link::{Delivery, Link, LinkStats, Verdict};

@@ -2,6 +2,8 @@
 //!
 //! The pipeline a pushed packet goes through, in order:
 //!
+//! 0. **Stalls**: a packet pushed while the link is stalled enters it when the stall ends
+//!    (see the `stall` module).
 //! 1. **MTU**: longer than `mtu` → [`Verdict::DroppedMtu`].
 //! 2. **Random loss** ([`LossModel`](crate::LossModel)), applied on arrival, before the queue:
 //!    a lost packet takes no queue space or link time, like loss upstream of the bottleneck
@@ -12,8 +14,8 @@
 //!    (duplication happens past the bottleneck) and go through step 5 independently.
 //! 5. **Delivery time** = departure + `delay` + jitter draw, raised to the previous delivery
 //!    time unless `jitter_reorders`; then + `reorder_delay` if the packet is picked for
-//!    reordering (this extra delay is not propagated, so later packets overtake it). The
-//!    payload may get one bit flipped.
+//!    reordering (this extra delay is not propagated, so later packets overtake it); then,
+//!    if that time falls in a stall, the stall's end. The payload may get one bit flipped.
 //!
 //! Scheduled packets wait in a binary heap keyed by (delivery time, insertion counter), so
 //! equal times come out in push order and every operation is O(log n).
@@ -26,6 +28,7 @@ use crate::config::LinkConfig;
 use crate::loss::LossState;
 use crate::queue::Serializer;
 use crate::rng::{chance, flip_random_bit, uniform_duration, Streams};
+use crate::stall::Stalls;
 
 /// What happened to a pushed packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -105,6 +108,7 @@ pub struct Link<T = ()> {
     /// Delivery time of the last packet scheduled without reordering (the FIFO floor used when
     /// jitter must not reorder).
     last_delivery: Duration,
+    stalls: Stalls,
     stats: LinkStats,
 }
 
@@ -120,6 +124,7 @@ impl<T: Clone> Link<T> {
             pending: BinaryHeap::new(),
             next_seq: 0,
             last_delivery: Duration::ZERO,
+            stalls: Stalls::default(),
             stats: LinkStats::default(),
         }
     }
@@ -143,6 +148,8 @@ impl<T: Clone> Link<T> {
     ) -> Result<(), (Verdict, Vec<u8>)> {
         self.stats.pushed += 1;
         self.stats.bytes_pushed += data.len() as u64;
+        self.stalls.prune(now);
+        let now = self.stall_hold(now);
         if data.len() > self.config.mtu {
             self.stats.dropped_mtu += 1;
             return Err((Verdict::DroppedMtu, data));
@@ -210,6 +217,10 @@ impl<T: Clone> Link<T> {
     /// accepted keep their schedule). A changed loss model restarts in its initial state.
     pub fn set_config(&mut self, config: LinkConfig) {
         self.serializer.set_rate(config.rate_bps);
+        if (config.stall_rate, config.stall_max) != (self.config.stall_rate, self.config.stall_max)
+        {
+            self.stalls.restart(self.last_delivery);
+        }
         if config.loss != self.config.loss {
             self.loss = LossState::default();
         }
@@ -234,12 +245,15 @@ impl<T: Clone> Link<T> {
             .saturating_add(self.config.delay)
             .saturating_add(jitter);
         if !self.config.jitter_reorders {
-            at = at.max(self.last_delivery);
+            at = self.stall_hold(at.max(self.last_delivery));
             self.last_delivery = at;
         }
         if chance(&mut self.rng.reorder, self.config.reorder_prob) {
             self.stats.reordered += 1;
             at = at.saturating_add(self.config.reorder_delay);
+        }
+        if self.config.jitter_reorders || self.config.reorder_prob > 0.0 {
+            at = self.stall_hold(at);
         }
         if chance(&mut self.rng.corrupt, self.config.corrupt_prob)
             && flip_random_bit(&mut self.rng.corrupt, &mut data)
@@ -249,6 +263,14 @@ impl<T: Clone> Link<T> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.pending.push(Pending { at, seq, tag, data });
+    }
+}
+
+impl<T> Link<T> {
+    /// `t`, or the end of the stall it falls in.
+    fn stall_hold(&mut self, t: Duration) -> Duration {
+        let (rate, max) = (self.config.stall_rate, self.config.stall_max);
+        self.stalls.hold(&mut self.rng.stall, rate, max, t)
     }
 }
 

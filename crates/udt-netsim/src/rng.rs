@@ -1,6 +1,6 @@
 //! Random sampling helpers and the per-feature random streams of a link.
 //!
-//! Each impairment (loss, jitter, reordering, duplication, corruption) draws from its own
+//! Each impairment (loss, jitter, reordering, duplication, corruption, stalls) draws from its own
 //! generator, all derived from the one seed the caller gives. Turning one impairment on or off
 //! therefore does not shift the random sequence of the others: with the same seed, a run with
 //! jitter loses exactly the same packets as the run without it, which keeps A/B experiments
@@ -19,10 +19,11 @@ pub(crate) struct Streams {
     pub(crate) reorder: Pcg64Mcg,
     pub(crate) duplicate: Pcg64Mcg,
     pub(crate) corrupt: Pcg64Mcg,
+    pub(crate) stall: Pcg64Mcg,
 }
 
 impl Streams {
-    /// Derives the five streams from `seed`; each gets a distinct seed so they are unrelated.
+    /// Derives the six streams from `seed`; each gets a distinct seed so they are unrelated.
     pub(crate) fn new(seed: u64) -> Self {
         let stream = |k: u64| Pcg64Mcg::seed_from_u64(seed ^ k.wrapping_mul(STREAM_SPREAD));
         Self {
@@ -31,6 +32,7 @@ impl Streams {
             reorder: stream(3),
             duplicate: stream(4),
             corrupt: stream(5),
+            stall: stream(6),
         }
     }
 }
@@ -70,6 +72,14 @@ pub(crate) fn uniform_duration(rng: &mut impl Rng, max: Duration) -> Duration {
         return Duration::ZERO;
     }
     Duration::from_nanos(below(rng, max_ns.saturating_add(1)))
+}
+
+/// An exponentially distributed sample with mean `mean` (the gap between events of a
+/// Poisson process), saturating at [`Duration::MAX`].
+pub(crate) fn exponential_duration(rng: &mut impl Rng, mean: Duration) -> Duration {
+    // 1 - unit is in (0, 1], so the logarithm is finite.
+    let draw = -(1.0 - unit(rng)).ln() * mean.as_secs_f64();
+    Duration::try_from_secs_f64(draw).unwrap_or(Duration::MAX)
 }
 
 /// Flips one uniformly chosen bit of `data`; returns false (and does nothing) if it is empty.
@@ -114,6 +124,21 @@ mod tests {
         assert!(samples.iter().all(|&d| d <= max));
         let mean_ns = samples.iter().map(|d| d.as_nanos()).sum::<u128>() / 10_000;
         assert!((4_800..=5_200).contains(&mean_ns), "mean {mean_ns} ns");
+    }
+
+    #[test]
+    fn exponential_duration_has_its_mean() {
+        let mut rng = Pcg64Mcg::seed_from_u64(2);
+        let mean = Duration::from_millis(10);
+        let total: Duration = (0..20_000)
+            .map(|_| exponential_duration(&mut rng, mean))
+            .sum();
+        let avg_ms = total.as_secs_f64() / 20_000.0 * 1e3;
+        assert!((9.7..10.3).contains(&avg_ms), "mean {avg_ms:.2} ms");
+        // Huge means saturate instead of panicking.
+        for _ in 0..100 {
+            exponential_duration(&mut rng, Duration::MAX);
+        }
     }
 
     #[test]

@@ -280,6 +280,58 @@ fn reordering_delays_the_chosen_packets_so_later_ones_overtake() {
     assert!(inversions as u64 >= reordered * 9 / 10, "{inversions}");
 }
 
+/// Stalls hold the whole link: a steady stream through a link that stalls a fifth of the
+/// time arrives in bunches at the stalls' ends, still in order, and a link with spare
+/// capacity delivers every packet in the end.
+#[test]
+fn stalls_bunch_deliveries_and_keep_the_order() {
+    let config = LinkConfig::new()
+        .rate_bps(100_000_000)
+        .delay(5 * MS)
+        .queue_bytes(1 << 20)
+        .stalls(200.0, 2 * MS);
+    // A 1000-byte packet every 100 µs: 80% of the link.
+    let n = 50_000;
+    let mut link = run(config, 11, n, 1000, 100 * US);
+    let out = drain(&mut link);
+    assert_eq!(out.len() as u64, n);
+    assert!(out.windows(2).all(|w| w[0].tag < w[1].tag));
+    // Alone, each packet takes 80 µs + 5 ms; a stall holds it longer, at arrival (and the
+    // backlog it leaves, which the link's spare fifth drains in about four times the stall)
+    // or at delivery.
+    let base = 5 * MS + 80 * US;
+    let held = out
+        .iter()
+        .filter(|d| d.at > 100 * US * d.tag as u32 + base + 10 * US)
+        .count() as f64
+        / n as f64;
+    assert!((0.3..0.95).contains(&held), "held {held:.3}");
+    let worst = out
+        .iter()
+        .map(|d| d.at - 100 * US * d.tag as u32)
+        .max()
+        .unwrap_or_default();
+    assert!(worst > base + MS && worst < base + 20 * MS, "{worst:?}");
+    // Bunches: packets delivered at the same instant as the one before.
+    let bunched = out.windows(2).filter(|w| w[0].at == w[1].at).count();
+    assert!(bunched as u64 > n / 20, "{bunched}");
+}
+
+/// The stall stream is its own: turning stalls on changes no loss draw.
+#[test]
+fn stalls_leave_the_other_draws_alone() {
+    let lossy = LinkConfig::new()
+        .rate_bps(100_000_000)
+        .loss(LossModel::bernoulli(0.05));
+    let plain = run(lossy.clone(), 4, 10_000, 500, 50 * US);
+    let stalled = run(lossy.stalls(100.0, MS), 4, 10_000, 500, 50 * US);
+    assert_eq!(plain.stats().dropped_loss, stalled.stats().dropped_loss);
+    let mut a = plain;
+    let mut b = stalled;
+    let tags = |out: Vec<Delivery<u64>>| out.into_iter().map(|d| d.tag).collect::<Vec<_>>();
+    assert_eq!(tags(drain(&mut a)), tags(drain(&mut b)));
+}
+
 /// A config with every impairment on, for the determinism tests.
 fn everything() -> LinkConfig {
     LinkConfig::new()
@@ -291,6 +343,7 @@ fn everything() -> LinkConfig {
         .reorder(0.01, 2 * MS)
         .duplicate(0.01)
         .corrupt(0.01)
+        .stalls(20.0, MS)
 }
 
 /// The full observable outcome of a run: delivery times, tags and payloads, plus stats.
@@ -370,6 +423,8 @@ mod prop {
             duplicate_prob in -0.1..1.1f64,
             corrupt_prob in -0.1..1.1f64,
             mtu in 0..3000usize,
+            stall_rate in -10.0..2_000.0f64,
+            stall_max in 0..20_000u64,
         ) -> LinkConfig {
             LinkConfig {
                 rate_bps: rate,
@@ -383,6 +438,8 @@ mod prop {
                 duplicate_prob,
                 corrupt_prob,
                 mtu,
+                stall_rate,
+                stall_max: US * stall_max as u32,
             }
         }
     }

@@ -19,7 +19,12 @@
 //! lateness back as a burst when the window opens (BENCHMARKS.md, session 47). Making the
 //! core forgive such waits instead cost `model` share beside kernel CUBIC in the lab (session
 //! 48), so that difference stays.
+//!
+//! `UDT_LOG` (a tracing filter, as the `udt` command takes it: say
+//! `udt_proto::congestion::ledbat=debug`) prints the core's events from a simulator test
+//! (with `--nocapture`), each stamped with the virtual time of the simulation that raised it.
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
@@ -33,6 +38,36 @@ use crate::drive::{Route, VecSink};
 use crate::endpoint::Endpoint;
 use crate::seq::SocketId;
 use crate::time::Instant;
+
+thread_local! {
+    /// The virtual time of the simulation running on this thread, for [`SimTime`].
+    static SIM_NOW: Cell<Instant> = const { Cell::new(Instant::ZERO) };
+}
+
+/// Installs the `UDT_LOG` subscriber once per test binary (see the module docs).
+fn init_trace() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let Ok(filter) = std::env::var("UDT_LOG") else {
+            return;
+        };
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_timer(SimTime)
+            .with_test_writer()
+            .try_init();
+    });
+}
+
+/// Stamps trace lines with the virtual time instead of the wall clock.
+struct SimTime;
+
+impl tracing_subscriber::fmt::time::FormatTime for SimTime {
+    fn format_time(&self, w: &mut tracing_subscriber::fmt::format::Writer<'_>) -> std::fmt::Result {
+        let now = SIM_NOW.with(Cell::get);
+        write!(w, "{:.4}s", now.since_epoch().as_secs_f64())
+    }
+}
 
 /// A datagram's position on its route.
 #[derive(Debug, Clone, Copy)]
@@ -102,6 +137,8 @@ pub(crate) type Interceptor = Box<dyn FnMut(usize, Vec<u8>) -> Vec<Vec<u8>>>;
 
 impl Sim {
     pub(crate) fn new() -> Self {
+        init_trace();
+        SIM_NOW.with(|t| t.set(Instant::ZERO));
         Self {
             now: Instant::ZERO,
             nodes: Vec::new(),
@@ -249,6 +286,7 @@ impl Sim {
         } else {
             self.now + Duration::from_micros(1)
         };
+        SIM_NOW.with(|t| t.set(self.now));
     }
 
     fn next_deadline(&self) -> Option<Instant> {
