@@ -60,3 +60,4 @@ mod stall;
 pub use config::LinkConfig;
 pub use link::{Delivery, Link, LinkStats, Verdict};
 pub use loss::LossModel;
+pub use stall::StallSchedule;

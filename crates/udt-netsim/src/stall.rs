@@ -17,6 +17,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use rand_core::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::rng::{exponential_duration, uniform_duration};
@@ -33,6 +34,55 @@ const MAX_STALL: Duration = Duration::from_secs(1);
 /// would find it without stalls, and queries run ahead of the earliest one by the delay and
 /// queue only.
 const SKIP_AFTER: Duration = Duration::from_secs(1);
+
+/// A stall process of its own, for a caller that stalls something other than a link: a
+/// simulated host whose process is preempted, say (sender and receiver share the lab's two
+/// cores with the forwarder). Same process as [`LinkConfig::stalls`](crate::LinkConfig::stalls).
+///
+/// ```
+/// use std::time::Duration;
+/// use udt_netsim::StallSchedule;
+///
+/// let mut host = StallSchedule::new(100.0, Duration::from_millis(2), 7);
+/// let mut t = Duration::ZERO;
+/// let mut stalled = Duration::ZERO;
+/// while t < Duration::from_secs(1) {
+///     match host.stalled_until(t) {
+///         Some(end) => { stalled += end - t; t = end; }
+///         None => t += Duration::from_micros(100),
+///     }
+/// }
+/// // About 100 stalls of 1 ms on average.
+/// assert!(stalled > Duration::from_millis(50) && stalled < Duration::from_millis(150));
+/// ```
+#[derive(Debug, Clone)]
+pub struct StallSchedule {
+    stalls: Stalls,
+    rng: Pcg64Mcg,
+    rate: f64,
+    max: Duration,
+}
+
+impl StallSchedule {
+    /// `rate` stalls a second on average (at or below 0, or NaN: none), each lasting up to
+    /// `max` (uniform), drawn from `seed`.
+    pub fn new(rate: f64, max: Duration, seed: u64) -> Self {
+        Self {
+            stalls: Stalls::default(),
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            rate,
+            max,
+        }
+    }
+
+    /// The end of the stall that holds `t`, if one does. Times asked should not go back:
+    /// stalls that ended by `t` are forgotten.
+    pub fn stalled_until(&mut self, t: Duration) -> Option<Duration> {
+        self.stalls.prune(t);
+        let end = self.stalls.hold(&mut self.rng, self.rate, self.max, t);
+        (end > t).then_some(end)
+    }
+}
 
 /// The lazily generated stall schedule of one link.
 #[derive(Debug, Clone, Default)]
@@ -106,7 +156,6 @@ impl Stalls {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand_core::SeedableRng;
 
     const MS: Duration = Duration::from_millis(1);
 

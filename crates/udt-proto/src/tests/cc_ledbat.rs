@@ -9,6 +9,11 @@
 //! other flow left), with short schedules so that each run costs a second or two of CPU; and
 //! 100 Mbit/s × 50 ms for the longer schedules (beside native, two scavengers).
 //!
+//! Host stalls ([`LAB_HOSTS`]): the same paths with both ends' processes preempted now and
+//! then, as the lab's two shared cores do, which is where the scavenger's open problems
+//! show (issue 12; the tests that hold it to its bars there are ignored until it meets
+//! them).
+//!
 //! Virtual-time protocol-behaviour checks (deterministic, seeded) on shares of the link, not
 //! performance claims. Print the per-bin time series with `--nocapture` and
 //! `UDT_SIM_TRACE=1`.
@@ -51,6 +56,26 @@ const SLOW: Path = Path {
     bin: Duration::from_millis(100),
 };
 
+/// Each end's process stops this often (a second) for up to this long (uniform), as
+/// `Sim::stall_node` models a preempted host.
+#[derive(Clone, Copy, Debug)]
+struct HostStalls {
+    rate: f64,
+    max: Duration,
+}
+
+/// Host stalls with the lab's signature at 1 Gbit/s (sender, receiver and the forwarder's
+/// two threads on two shared cores): a scavenger alone at a steady window read its queue
+/// swing between 1 and 16 ms from one round trip to the next and its delivery rate between
+/// 34,000 and 86,000 packets a second, kept 47-88% of the link, and kernel CUBIC beside it
+/// kept 37-105% (BENCHMARKS.md, sessions 59 and 60). Here the scavenger alone keeps 58-71%
+/// (seeds 1-3) with the same churn, while `cubic` keeps 98-99% and `model` 92-93%:
+/// stalls that cost every flow alike would say nothing about the scavenger.
+const LAB_HOSTS: HostStalls = HostStalls {
+    rate: 20.0,
+    max: Duration::from_millis(15),
+};
+
 fn ledbat() -> Arc<dyn ControllerFactory> {
     Arc::new(LedbatFactory::default())
 }
@@ -78,8 +103,14 @@ fn bulk_config(cc: &Arc<dyn ControllerFactory>) -> ConnectionConfig {
     c
 }
 
-/// The shared link and each flow's ends.
-fn build(sim: &mut Sim, path: Path, flows: &[Flow], seed: u64) -> (usize, Vec<Ends>) {
+/// The shared link and each flow's ends, whose hosts stall as `stalls` says.
+fn build(
+    sim: &mut Sim,
+    path: Path,
+    flows: &[Flow],
+    seed: u64,
+    stalls: Option<HostStalls>,
+) -> (usize, Vec<Ends>) {
     let queue = LinkConfig::bdp_bytes(path.bps, path.rtt);
     let shared = sim.add_link(
         LinkConfig::new()
@@ -91,6 +122,11 @@ fn build(sim: &mut Sim, path: Path, flows: &[Flow], seed: u64) -> (usize, Vec<En
     let mut ends = Vec::new();
     for (i, f) in flows.iter().enumerate() {
         let (client, server) = sim.add_dumbbell_flow(shared, path.rtt, seed, i as u64);
+        if let Some(HostStalls { rate, max }) = stalls {
+            let stream = seed * 1000 + 2 * i as u64;
+            sim.stall_node(client, rate, max, stream);
+            sim.stall_node(server, rate, max, stream + 1);
+        }
         sim.listen(server, bulk_config(&f.cc));
         let c = sim.connect(client, server, bulk_config(&f.cc));
         ends.push((client, c, server, None));
@@ -122,8 +158,19 @@ fn pump(sim: &mut Sim, flows: &[Flow], ends: &mut [Ends], t: Duration, got: &mut
 
 /// Run `flows` over `path` for `seconds`; returns the bytes each flow delivered in each bin.
 fn run(path: Path, flows: &[Flow], seconds: u64, seed: u64) -> Vec<Vec<u64>> {
+    run_on(path, flows, seconds, seed, None)
+}
+
+/// [`run`] with the hosts stalling as `stalls` says.
+fn run_on(
+    path: Path,
+    flows: &[Flow],
+    seconds: u64,
+    seed: u64,
+    stalls: Option<HostStalls>,
+) -> Vec<Vec<u64>> {
     let mut sim = Sim::new();
-    let (shared, mut ends) = build(&mut sim, path, flows, seed);
+    let (shared, mut ends) = build(&mut sim, path, flows, seed, stalls);
     let mut got = vec![0u64; flows.len()];
     let mut bins: Vec<Vec<u64>> = vec![Vec::new(); flows.len()];
     let mut at_bin = got.clone();
@@ -289,6 +336,16 @@ const BACK_SHARE: f64 = 0.8;
 const BACK_SPAN: Duration = Duration::from_millis(100);
 
 fn beside(schedule: Schedule, other: &Arc<dyn ControllerFactory>, seed: u64) -> Yield {
+    beside_on(schedule, other, seed, None)
+}
+
+/// [`beside`] with the hosts stalling as `stalls` says (the other flow alone too).
+fn beside_on(
+    schedule: Schedule,
+    other: &Arc<dyn ControllerFactory>,
+    seed: u64,
+    stalls: Option<HostStalls>,
+) -> Yield {
     let Schedule {
         path,
         settled,
@@ -307,8 +364,8 @@ fn beside(schedule: Schedule, other: &Arc<dyn ControllerFactory>, seed: u64) -> 
         until: other_until,
     };
     let seconds = total.as_secs_f64().ceil() as u64;
-    let alone = run(path, std::slice::from_ref(&other), seconds, seed);
-    let both = run(path, &[scavenger, other], seconds, seed);
+    let alone = run_on(path, std::slice::from_ref(&other), seconds, seed, stalls);
+    let both = run_on(path, &[scavenger, other], seconds, seed, stalls);
     if std::env::var_os("UDT_SIM_TRACE").is_some() {
         for (i, (a, b)) in both[0].iter().zip(&both[1]).enumerate() {
             let t = (path.bin * i as u32).as_secs_f64();
@@ -431,10 +488,20 @@ const BACK_BY: Duration = Duration::from_secs(2);
 /// medians: both move with the seed by where the other flow's own start-up losses leave the
 /// link idle, which a scavenger is meant to use.
 fn assert_yields_at_1gbit(name: &str, other: Arc<dyn ControllerFactory>, bar: Bar) {
+    assert_yields_at_1gbit_on(name, other, bar, None);
+}
+
+/// [`assert_yields_at_1gbit`] with the hosts stalling as `stalls` says.
+fn assert_yields_at_1gbit_on(
+    name: &str,
+    other: Arc<dyn ControllerFactory>,
+    bar: Bar,
+    stalls: Option<HostStalls>,
+) {
     let mut during = Vec::new();
     let mut late = Vec::new();
     for seed in 2..=6 {
-        let y = beside(GIG_SCHEDULE, &other, seed);
+        let y = beside_on(GIG_SCHEDULE, &other, seed, stalls);
         report(name, seed, &y);
         assert!(y.before >= 0.9, "{name}: before {:.3}", y.before);
         assert!(y.other_kept >= bar.kept, "{name}: kept {:.3}", y.other_kept);
@@ -548,4 +615,65 @@ fn ledbat_yields_to_hystart_cubic_at_1gbit() {
         yield_rtts: 50,
     };
     assert_yields_at_1gbit("hystart cubic", Arc::new(CubicFactory { config }), bar);
+}
+
+/// What one flow alone keeps of the 1 Gbit/s × 50 ms link in seconds 2-8 through
+/// [`LAB_HOSTS`], for seeds 1-3.
+fn alone_through_lab_hosts(cc: &Arc<dyn ControllerFactory>) -> Vec<f64> {
+    (1..=3)
+        .map(|seed| {
+            let flow = Flow {
+                cc: cc.clone(),
+                from: Duration::ZERO,
+                until: secs(10),
+            };
+            let bins = run_on(GIG, &[flow], 8, seed, Some(LAB_HOSTS));
+            share(GIG, &bins[0], secs(2), secs(8))
+        })
+        .collect()
+}
+
+/// The host stalls are not what holds every flow back: alone through [`LAB_HOSTS`],
+/// `cubic` (kernel TCP's stand-in) keeps 98-99% of the link and `model` 92-93%, as kernel
+/// TCP and `model` keep 96-99% in the lab (BENCHMARKS.md, "The 1 Gbit/s grid").
+#[test]
+fn cubic_and_model_keep_the_link_through_host_stalls() {
+    let flows: [(&str, Arc<dyn ControllerFactory>, f64); 2] = [
+        ("cubic", Arc::new(CubicFactory::default()), 0.95),
+        ("model", Arc::new(ModelFactory::default()), 0.88),
+    ];
+    for (name, cc, bar) in flows {
+        let kept = alone_through_lab_hosts(&cc);
+        println!("{name} alone through host stalls: {kept:.3?} of the link");
+        assert!(kept.iter().all(|&k| k >= bar), "{name}: {kept:.3?}");
+    }
+}
+
+/// Open (issue 12): alone through [`LAB_HOSTS`] the scavenger keeps 58-71% of the link,
+/// as it kept 47-88% in the lab: it cuts its window for queue swings that are the stalls'
+/// (its own sender's stall drains the queue and its catch-up refills it; a receiver's stall
+/// holds the ACKs), idles at a window below the path's, and restarts.
+#[test]
+#[ignore = "open, issue 12: the scavenger alone through the lab's host stalls keeps 58-71% of the link"]
+fn ledbat_alone_keeps_the_link_through_host_stalls() {
+    let kept = alone_through_lab_hosts(&ledbat());
+    println!("ledbat alone through host stalls: {kept:.3?} of the link");
+    assert!(kept.iter().all(|&k| k >= 0.9), "{kept:.3?}");
+}
+
+/// Open (issue 12): [`ledbat_yields_to_hystart_cubic_at_1gbit`] through [`LAB_HOSTS`]. The
+/// scavenger alone keeps 30-57% (seeds 2-6), and in seed 3 HyStart cubic, which started
+/// while the scavenger's late first slow start and its slowdown moved the queue, left slow
+/// start at a few percent of the link and kept 3% of its rate alone; 89-100% in the others.
+#[test]
+#[ignore = "open, issue 12: HyStart cubic beside the scavenger through the lab's host stalls keeps 3-100%"]
+fn ledbat_yields_to_hystart_cubic_through_host_stalls() {
+    let mut config = crate::congestion::CubicConfig::default();
+    config.hystart(true);
+    let bar = Bar {
+        kept: 0.9,
+        yield_rtts: 50,
+    };
+    let cubic = Arc::new(CubicFactory { config });
+    assert_yields_at_1gbit_on("hystart cubic", cubic, bar, Some(LAB_HOSTS));
 }

@@ -167,6 +167,33 @@ fn stream_64mib_survives_loss_reordering_and_duplication() {
     );
 }
 
+/// Hosts whose processes are preempted now and then (`Sim::stall_node`: up to 10 ms, 50
+/// times a second at each end) still move a stream intact and in order: what arrives during
+/// a stall waits and is handled when it ends.
+#[test]
+fn a_stream_crosses_stalling_hosts_intact() {
+    let path = || {
+        LinkConfig::new()
+            .rate_bps(100_000_000)
+            .delay(Duration::from_millis(10))
+            .queue_bytes(250_000)
+    };
+    let mut p = Pair::new(path(), path(), ConnectionConfig::default(), 6);
+    let (c, s) = p.connect(ConnectionConfig::default());
+    let (cn, sn) = (p.client, p.server);
+    p.sim.stall_node(cn, 50.0, Duration::from_millis(10), 61);
+    p.sim.stall_node(sn, 50.0, Duration::from_millis(10), 62);
+    let mut check = StreamCheck::new(16 << 20);
+    let ok = p.sim.run_until(Duration::from_secs(30), |sim| {
+        check.pump(sim, cn, c);
+        check.drain(sim, sn, s);
+        check.done()
+    });
+    assert!(ok, "received {} bytes", check.received());
+    let held = (p.sim.nodes[cn].held, p.sim.nodes[sn].held);
+    assert!(held.0 > 100 && held.1 > 1_000, "datagrams held {held:?}");
+}
+
 #[test]
 fn wrap_of_sequence_numbers_at_2_pow_31() {
     let mut p = Pair::new(perfect(), perfect(), ConnectionConfig::default(), 4);

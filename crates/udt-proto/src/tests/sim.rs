@@ -30,7 +30,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use udt_netsim::{Link, LinkConfig};
+use udt_netsim::{Link, LinkConfig, StallSchedule};
 
 use crate::config::ConnectionConfig;
 use crate::connection::Connection;
@@ -94,6 +94,15 @@ pub(crate) struct Node {
     pub(crate) port_closed: bool,
     /// When each connection not retired must next be driven in full.
     due: BTreeMap<SocketId, Due>,
+    /// When the node's process is preempted (see [`Sim::stall_node`]).
+    stalls: Option<StallSchedule>,
+    /// The end of the stall the node is in: nothing is driven and arrivals wait in `inbox`.
+    stalled_until: Option<Instant>,
+    /// Datagrams (with their source node and arrival time) that arrived during a stall, in
+    /// order.
+    inbox: Vec<(usize, Vec<u8>, Instant)>,
+    /// How many datagrams waited in `inbox`.
+    pub(crate) held: u64,
 }
 
 /// A connection's next full drive: at once if something reached it, else at its deadline as
@@ -166,8 +175,21 @@ impl Sim {
             dead: false,
             port_closed: false,
             due: BTreeMap::new(),
+            stalls: None,
+            stalled_until: None,
+            inbox: Vec::new(),
+            held: 0,
         });
         n
+    }
+
+    /// Preempts node `n`'s process now and then, as a shared machine does: `rate` stalls a
+    /// second on average, each up to `max` long. While stalled it sends nothing, runs no
+    /// timer and reads nothing: arrivals wait as in a socket buffer and are handled, in
+    /// order, when the stall ends, and then the node's connections are driven. The tests'
+    /// application calls go on meanwhile.
+    pub(crate) fn stall_node(&mut self, n: usize, rate: f64, max: Duration, seed: u64) {
+        self.nodes[n].stalls = Some(StallSchedule::new(rate, max, seed));
     }
 
     /// Add a link and return its index, for use in routes.
@@ -277,6 +299,7 @@ impl Sim {
 
     /// Do everything due now, then advance the clock to the next deadline (at most `limit`).
     fn step(&mut self, limit: Instant) {
+        self.update_stalls();
         self.deliver_due();
         self.drive_connections();
         let next = self.next_deadline().unwrap_or(limit).min(limit);
@@ -289,6 +312,26 @@ impl Sim {
         SIM_NOW.with(|t| t.set(self.now));
     }
 
+    /// Which nodes are stalled now; a node whose stall has ended handles what waited.
+    fn update_stalls(&mut self) {
+        let now = self.now;
+        for n in 0..self.nodes.len() {
+            let node = &mut self.nodes[n];
+            let Some(stalls) = &mut node.stalls else {
+                continue;
+            };
+            let until = stalls
+                .stalled_until(now.since_epoch())
+                .map(Instant::from_duration);
+            node.stalled_until = until;
+            if until.is_none() && !node.inbox.is_empty() {
+                for (src, data, arrival) in std::mem::take(&mut self.nodes[n].inbox) {
+                    self.arrive_at(src, n, data, arrival);
+                }
+            }
+        }
+    }
+
     fn next_deadline(&self) -> Option<Instant> {
         let links = self
             .links
@@ -298,9 +341,12 @@ impl Sim {
             .min();
         // A connection reached since its last drive (after its turn in this step's pass, or
         // on a dead node) may have moved its deadline: ask it.
+        // A stalled node's connections wait for its stall to end.
+        let stalls = self.nodes.iter().filter_map(|n| n.stalled_until).min();
         let conns = self
             .nodes
             .iter()
+            .filter(|n| n.stalled_until.is_none())
             .flat_map(|n| {
                 n.due.iter().map(|(id, due)| match due.touched {
                     true => n.conns.get(id).and_then(Connection::poll_timeout),
@@ -310,7 +356,7 @@ impl Sim {
             .flatten()
             .min();
         let app = self.app_wake.filter(|&t| t > self.now);
-        [links, conns, app].into_iter().flatten().min()
+        [links, conns, app, stalls].into_iter().flatten().min()
     }
 
     fn deliver_due(&mut self) {
@@ -362,7 +408,20 @@ impl Sim {
     /// Datagrams reach their connections in turn as a lent buffer (as the runtime hands over
     /// GRO trains), as a mutable slot (the runtime's other datagrams) and by reference, so
     /// every simulation runs all three paths.
-    fn arrive(&mut self, src: usize, dst: usize, mut data: Vec<u8>) {
+    fn arrive(&mut self, src: usize, dst: usize, data: Vec<u8>) {
+        let now = self.now;
+        self.arrive_at(src, dst, data, now);
+    }
+
+    /// A datagram from `src` reached node `dst` at `arrival` (now, or during a stall that
+    /// has just ended: the runtime hands each datagram over with the kernel's arrival stamp,
+    /// so the connection sees when it arrived, not when its thread got to it).
+    fn arrive_at(&mut self, src: usize, dst: usize, mut data: Vec<u8>, arrival: Instant) {
+        if self.nodes[dst].stalled_until.is_some() {
+            self.nodes[dst].inbox.push((src, data, arrival));
+            self.nodes[dst].held += 1;
+            return;
+        }
         if self.nodes[dst].dead {
             if self.nodes[dst].port_closed {
                 self.port_unreachable(src, dst);
@@ -376,17 +435,19 @@ impl Sim {
         let node = &mut self.nodes[dst];
         match node
             .endpoint
-            .route(now, now, from, &data, |_| true, &mut self.sink)
+            .route(now, arrival, from, &data, |_| true, &mut self.sink)
         {
             Route::Connection(id) => {
                 match node.conns.get_mut(&id) {
                     Some(conn) if path == 0 => {
                         // The datagram's own allocation, uncopied (the buffer is unique).
                         let data = BytesMut::from(Bytes::from(data));
-                        conn.handle_datagram_lent(now, from, data);
+                        conn.handle_datagram_lent(arrival, from, data);
                     }
-                    Some(conn) if path == 1 => conn.handle_datagram_mut(now, from, &mut data),
-                    Some(conn) => conn.handle_datagram(now, from, &data),
+                    Some(conn) if path == 1 => {
+                        conn.handle_datagram_mut(arrival, from, &mut data);
+                    }
+                    Some(conn) => conn.handle_datagram(arrival, from, &data),
                     None => return self.send_sink(dst),
                 }
                 if !node.retired.contains(&id) {
@@ -411,7 +472,7 @@ impl Sim {
     fn drive_connections(&mut self) {
         let now = self.now;
         for n in 0..self.nodes.len() {
-            if self.nodes[n].dead {
+            if self.nodes[n].dead || self.nodes[n].stalled_until.is_some() {
                 continue;
             }
             let mut ids = std::mem::take(&mut self.to_drive);
