@@ -26,7 +26,7 @@ use crate::rng::{exponential_duration, uniform_duration};
 /// schedule costs time and memory per stall, so both are bounded per second simulated for
 /// any configuration. (At this rate stalls of even 100 µs stop a link most of the time.)
 const MAX_RATE: f64 = 10_000.0;
-/// The longest stall (lengths drawn from a longer `max` are cut to it).
+/// The longest stall: a longer `max` counts as this.
 const MAX_STALL: Duration = Duration::from_secs(1);
 /// A time this far past the generated schedule starts a fresh one there instead of filling
 /// the span between (after the link sat idle, say). The gaps of a Poisson process are

@@ -339,10 +339,10 @@ impl Sim {
             .filter_map(|l| l.next_deadline())
             .map(Instant::from_duration)
             .min();
-        // A connection reached since its last drive (after its turn in this step's pass, or
-        // on a dead node) may have moved its deadline: ask it.
         // A stalled node's connections wait for its stall to end.
         let stalls = self.nodes.iter().filter_map(|n| n.stalled_until).min();
+        // A connection reached since its last drive (after its turn in this step's pass, or
+        // on a dead node) may have moved its deadline: ask it.
         let conns = self
             .nodes
             .iter()
