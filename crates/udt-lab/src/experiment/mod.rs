@@ -257,6 +257,10 @@ pub struct Row {
     /// (see [`crate::host`]); `None` in reports made before it was measured.
     #[serde(default)]
     pub host_busy: Option<f64>,
+    /// The median over the run's seconds of the share of the CPUs' time the hypervisor
+    /// took (steal, see [`crate::host`]); `None` in reports made before it was measured.
+    #[serde(default)]
+    pub host_steal: Option<f64>,
 }
 
 impl Row {
@@ -420,7 +424,8 @@ fn run_one(
     let host = HostWatch::start();
     let results = flows::run_flows(lab, &run.flows, &settings.run)
         .with_context(|| format!("{}: {}", truth.rate_label(), run.label))?;
-    let host_busy = host.finish();
+    let load = host.finish();
+    let (host_busy, host_steal) = (load.map(|l| l.busy), load.map(|l| l.steal));
     // The forwarder's counters are at most 10 ms old: wait that out so the last drops count.
     std::thread::sleep(Duration::from_millis(20));
     let link_drops = lab.stats()[DATA_DIRECTION]
@@ -451,6 +456,7 @@ fn run_one(
                 error,
                 link_drops: Some(link_drops),
                 host_busy,
+                host_steal,
             }
         })
         .collect())
@@ -465,10 +471,14 @@ fn progress_line(truth: &Truth, run: &Run, rows: &[Row]) -> String {
             (None, None) => "?".to_owned(),
         })
         .collect();
-    let host = rows
-        .first()
-        .and_then(|r| r.host_busy)
-        .map_or(String::new(), |b| format!(" (host {:.0}% busy)", b * 100.0));
+    let first = rows.first();
+    let stolen = first
+        .and_then(|r| r.host_steal)
+        .filter(|&s| s >= crate::host::STOLEN)
+        .map_or(String::new(), |s| format!(", {:.0}% stolen", s * 100.0));
+    let host = first.and_then(|r| r.host_busy).map_or(String::new(), |b| {
+        format!(" (host {:.0}% busy{stolen})", b * 100.0)
+    });
     format!(
         "{}, rtt {} ms, loss {}: {}: {}{host}",
         truth.rate_label(),

@@ -153,31 +153,40 @@ impl Report {
     }
 }
 
-/// The runs during which the machine's CPUs were saturated ([`crate::host`]), if any.
+/// The runs during which the machine's CPUs were saturated, or lost a share of their time to
+/// the hypervisor ([`crate::host`]), if any.
 fn host_bound_section(rows: &[Row]) -> String {
-    let runs: Vec<(&Row, f64)> = rows
+    let runs: Vec<&Row> = rows
         .iter()
         .filter(|r| r.flow == 0)
-        .filter_map(|r| {
-            r.host_busy
-                .filter(|&b| b >= host::SATURATED)
-                .map(|b| (r, b))
+        .filter(|r| {
+            r.host_busy.is_some_and(|b| b >= host::SATURATED)
+                || r.host_steal.is_some_and(|s| s >= host::STOLEN)
         })
         .collect();
     if runs.is_empty() {
         return String::new();
     }
     let mut md = format!(
-        "## Host-bound runs\n\nDuring these runs the machine's CPUs were at least {:.0}% busy \
-         (the median of the run's seconds): the flows waited for a CPU behind the emulator, \
-         whose threads run in real time and carry the kernel's TCP receive path, so their \
-         figures measure this machine's scheduler as much as the protocols (user-space ones, \
-         ours, libudt and uTP, most). Run them at a lower `--rate-cap`, or on a larger \
-         machine.\n\n",
-        host::SATURATED * 100.0
+        "## Host-bound runs\n\nDuring these runs the machine's CPUs were at least {:.0}% busy, \
+         or the hypervisor took at least {:.0}% of their time (steal; medians of the run's \
+         seconds): the flows waited for a CPU behind the emulator, whose threads run in real \
+         time and carry the kernel's TCP receive path, or the emulator itself stalled, so \
+         their figures measure this machine as much as the protocols (user-space ones, ours, \
+         libudt and uTP, most). Run them at a lower `--rate-cap`, on a quieter or a larger \
+         machine, and check `udt lab calibrate` first.\n\n",
+        host::SATURATED * 100.0,
+        host::STOLEN * 100.0
     );
-    for (r, busy) in runs {
-        let _ = writeln!(md, "- {}: {:.0}% busy", run_place(r), busy * 100.0);
+    for r in runs {
+        let busy = r
+            .host_busy
+            .map_or("?".to_owned(), |b| format!("{:.0}", b * 100.0));
+        let _ = write!(md, "- {}: {busy}% busy", run_place(r));
+        if let Some(steal) = r.host_steal.filter(|&s| s >= host::STOLEN) {
+            let _ = write!(md, ", {:.0}% stolen", steal * 100.0);
+        }
+        md.push('\n');
     }
     md + "\n"
 }
@@ -231,7 +240,7 @@ mod tests {
 
     #[test]
     fn runs_on_a_saturated_host_are_listed_once_each() {
-        let run = |label: &str, flow: usize, busy: Option<f64>| {
+        let run = |label: &str, flow: usize, busy: Option<f64>, steal: Option<f64>| {
             let mut r = crate::experiment::testing::row(
                 (label, "TCP", "kernel TCP bbr"),
                 &[],
@@ -240,19 +249,25 @@ mod tests {
             );
             r.flow = flow;
             r.host_busy = busy;
+            r.host_steal = steal;
             r
         };
         let rows = [
-            run("51 × kernel TCP bbr", 0, Some(0.97)),
-            run("51 × kernel TCP bbr", 1, Some(0.97)),
-            run("11 × kernel TCP bbr", 0, Some(0.76)),
-            run("old", 0, None),
+            run("51 × kernel TCP bbr", 0, Some(0.97), Some(0.0)),
+            run("51 × kernel TCP bbr", 1, Some(0.97), Some(0.0)),
+            run("ours (model) alone", 0, Some(0.55), Some(0.12)),
+            run("11 × kernel TCP bbr", 0, Some(0.76), Some(0.02)),
+            run("old", 0, None, None),
         ];
         let md = host_bound_section(&rows);
         assert!(md.starts_with("## Host-bound runs"), "{md}");
-        assert_eq!(md.matches("\n- ").count(), 1, "{md}");
-        assert!(md.contains("51 × kernel TCP bbr: 97% busy"), "{md}");
-        assert_eq!(host_bound_section(&rows[2..]), "");
+        assert_eq!(md.matches("\n- ").count(), 2, "{md}");
+        assert!(md.contains("51 × kernel TCP bbr: 97% busy\n"), "{md}");
+        assert!(
+            md.contains("ours (model) alone: 55% busy, 12% stolen\n"),
+            "{md}"
+        );
+        assert_eq!(host_bound_section(&rows[3..]), "");
     }
 
     #[test]

@@ -54,6 +54,7 @@ pub(super) fn row(
         error: None,
         link_drops: None,
         host_busy: None,
+        host_steal: None,
     }
 }
 
