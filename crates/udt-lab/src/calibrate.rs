@@ -18,6 +18,7 @@ use std::time::Duration;
 use crate::flows::{
     self, payload_capacity_bps, Buffers, FlowSpec, Implementation, RunOptions, TcpCc,
 };
+use crate::host::HostWatch;
 use crate::params::{format_rate, LinkParams};
 use crate::probe::{self, BlastSpec};
 use crate::Lab;
@@ -88,6 +89,10 @@ pub struct Calibration {
     pub rows: Vec<CalibrationRow>,
     /// Real flows through the emulator, per rate and implementation (empty when not run).
     pub flows: Vec<FlowCheck>,
+    /// The share of the CPUs' time the hypervisor took while it ran (steal, the median
+    /// second; [`crate::host`]), if it could be read: a forwarder on a virtual CPU that the
+    /// host takes away stalls whatever its priority.
+    pub steal: Option<f64>,
 }
 
 /// One implementation's flows at one rate: medians over the runs.
@@ -134,7 +139,13 @@ impl Calibration {
         let mut md = String::new();
         let _ = writeln!(md, "# Lab calibration\n");
         let _ = writeln!(md, "Made by `{command}`.\n");
-        let _ = writeln!(md, "Machine: {}.\n", machine());
+        let stolen = self.steal.map_or(String::new(), |s| {
+            format!(
+                ", {:.0}% of the CPUs' time stolen by the hypervisor (the median second)",
+                s * 100.0
+            )
+        });
+        let _ = writeln!(md, "Machine: {}{stolen}.\n", machine());
         let _ = writeln!(
             md,
             "Each rate: a fresh lab at RTT {:?}, 20 idle UDP pings (the idle RTT is the median, \
@@ -268,6 +279,7 @@ pub fn calibrate(
     let runs = runs.max(1);
     let mut rows = Vec::new();
     let mut checks = Vec::new();
+    let host = HostWatch::start();
     for &rate in rates {
         rows.push(measure_rate(rate, rtt, duration, runs)?);
         if let Some(options) = flows {
@@ -289,6 +301,7 @@ pub fn calibrate(
         runs,
         rows,
         flows: checks,
+        steal: host.finish().map(|load| load.steal),
     })
 }
 
@@ -443,11 +456,15 @@ mod tests {
                 row(1000, 999.0),
             ],
             flows: Vec::new(),
+            steal: Some(0.13),
         };
         assert_eq!(c.sustained_bps(), Some(200));
-        assert!(c
-            .to_markdown("udt lab calibrate")
-            .contains("Highest sustained rate: 200 bit/s"));
+        let md = c.to_markdown("udt lab calibrate");
+        assert!(md.contains("Highest sustained rate: 200 bit/s"), "{md}");
+        assert!(
+            md.contains("13% of the CPUs' time stolen by the hypervisor"),
+            "{md}"
+        );
         c.rows[0].measured_bps = 50.0;
         assert_eq!(c.sustained_bps(), None);
     }
@@ -477,6 +494,7 @@ mod flow_tests {
             runs: 1,
             rows: Vec::new(),
             flows: vec![check("TCP", Some(940e6)), check("UDT", None)],
+            steal: None,
         };
         let md = c.to_markdown("udt lab calibrate");
         assert!(
