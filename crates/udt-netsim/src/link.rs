@@ -27,8 +27,8 @@ use std::time::Duration;
 use crate::config::LinkConfig;
 use crate::loss::LossState;
 use crate::queue::Serializer;
-use crate::rng::{chance, flip_random_bit, uniform_duration, Streams};
-use crate::stall::Stalls;
+use crate::rng::{chance, flip_random_bit, stream, uniform_duration, Streams, STALL_STREAM};
+use crate::stall::StallSchedule;
 
 /// What happened to a pushed packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,7 +108,7 @@ pub struct Link<T = ()> {
     /// Delivery time of the last packet scheduled without reordering (the FIFO floor used when
     /// jitter must not reorder).
     last_delivery: Duration,
-    stalls: Stalls,
+    stalls: StallSchedule,
     stats: LinkStats,
 }
 
@@ -118,13 +118,17 @@ impl<T: Clone> Link<T> {
     pub fn new(config: LinkConfig, seed: u64) -> Self {
         Self {
             serializer: Serializer::new(config.rate_bps),
+            stalls: StallSchedule::with_rng(
+                config.stall_rate,
+                config.stall_max,
+                stream(seed, STALL_STREAM),
+            ),
             config,
             loss: LossState::default(),
             rng: Streams::new(seed),
             pending: BinaryHeap::new(),
             next_seq: 0,
             last_delivery: Duration::ZERO,
-            stalls: Stalls::default(),
             stats: LinkStats::default(),
         }
     }
@@ -149,7 +153,7 @@ impl<T: Clone> Link<T> {
         self.stats.pushed += 1;
         self.stats.bytes_pushed += data.len() as u64;
         self.stalls.prune(now);
-        let now = self.stall_hold(now);
+        let now = self.stalls.hold(now);
         if data.len() > self.config.mtu {
             self.stats.dropped_mtu += 1;
             return Err((Verdict::DroppedMtu, data));
@@ -217,10 +221,8 @@ impl<T: Clone> Link<T> {
     /// accepted keep their schedule). A changed loss model restarts in its initial state.
     pub fn set_config(&mut self, config: LinkConfig) {
         self.serializer.set_rate(config.rate_bps);
-        if (config.stall_rate, config.stall_max) != (self.config.stall_rate, self.config.stall_max)
-        {
-            self.stalls.restart(self.last_delivery);
-        }
+        self.stalls
+            .reconfigure(config.stall_rate, config.stall_max, self.last_delivery);
         if config.loss != self.config.loss {
             self.loss = LossState::default();
         }
@@ -245,7 +247,7 @@ impl<T: Clone> Link<T> {
             .saturating_add(self.config.delay)
             .saturating_add(jitter);
         if !self.config.jitter_reorders {
-            at = self.stall_hold(at.max(self.last_delivery));
+            at = self.stalls.hold(at.max(self.last_delivery));
             self.last_delivery = at;
         }
         if chance(&mut self.rng.reorder, self.config.reorder_prob) {
@@ -253,7 +255,7 @@ impl<T: Clone> Link<T> {
             at = at.saturating_add(self.config.reorder_delay);
         }
         if self.config.jitter_reorders || self.config.reorder_prob > 0.0 {
-            at = self.stall_hold(at);
+            at = self.stalls.hold(at);
         }
         if chance(&mut self.rng.corrupt, self.config.corrupt_prob)
             && flip_random_bit(&mut self.rng.corrupt, &mut data)
@@ -263,14 +265,6 @@ impl<T: Clone> Link<T> {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.pending.push(Pending { at, seq, tag, data });
-    }
-}
-
-impl<T> Link<T> {
-    /// `t`, or the end of the stall it falls in.
-    fn stall_hold(&mut self, t: Duration) -> Duration {
-        let (rate, max) = (self.config.stall_rate, self.config.stall_max);
-        self.stalls.hold(&mut self.rng.stall, rate, max, t)
     }
 }
 

@@ -19,22 +19,28 @@ pub(crate) struct Streams {
     pub(crate) reorder: Pcg64Mcg,
     pub(crate) duplicate: Pcg64Mcg,
     pub(crate) corrupt: Pcg64Mcg,
-    pub(crate) stall: Pcg64Mcg,
 }
 
 impl Streams {
-    /// Derives the six streams from `seed`; each gets a distinct seed so they are unrelated.
+    /// Derives the five streams from `seed`; each gets a distinct seed so they are unrelated.
     pub(crate) fn new(seed: u64) -> Self {
-        let stream = |k: u64| Pcg64Mcg::seed_from_u64(seed ^ k.wrapping_mul(STREAM_SPREAD));
         Self {
-            loss: stream(1),
-            jitter: stream(2),
-            reorder: stream(3),
-            duplicate: stream(4),
-            corrupt: stream(5),
-            stall: stream(6),
+            loss: stream(seed, 1),
+            jitter: stream(seed, 2),
+            reorder: stream(seed, 3),
+            duplicate: stream(seed, 4),
+            corrupt: stream(seed, 5),
         }
     }
+}
+
+/// The index of the stall stream (the link's [`StallSchedule`](crate::StallSchedule) holds
+/// it), after the five of [`Streams`].
+pub(crate) const STALL_STREAM: u64 = 6;
+
+/// Random stream `k` of the link seeded with `seed`.
+pub(crate) fn stream(seed: u64, k: u64) -> Pcg64Mcg {
+    Pcg64Mcg::seed_from_u64(seed ^ k.wrapping_mul(STREAM_SPREAD))
 }
 
 /// Returns true with probability `p`.

@@ -35,9 +35,9 @@ const MAX_STALL: Duration = Duration::from_secs(1);
 /// queue only.
 const SKIP_AFTER: Duration = Duration::from_secs(1);
 
-/// A stall process of its own, for a caller that stalls something other than a link: a
-/// simulated host whose process is preempted, say (sender and receiver share the lab's two
-/// cores with the forwarder). Same process as [`LinkConfig::stalls`](crate::LinkConfig::stalls).
+/// A lazily generated stall schedule: a link's (built from its config), or one of its own for
+/// a caller that stalls something other than a link, such as a simulated host whose process
+/// is preempted (sender and receiver share the lab's two cores with the forwarder).
 ///
 /// ```
 /// use std::time::Duration;
@@ -57,7 +57,11 @@ const SKIP_AFTER: Duration = Duration::from_secs(1);
 /// ```
 #[derive(Debug, Clone)]
 pub struct StallSchedule {
-    stalls: Stalls,
+    /// Generated stalls as `[start, end)`, sorted and disjoint, none ending before the
+    /// latest time pruned to.
+    windows: VecDeque<(Duration, Duration)>,
+    /// The end of the last generated stall (the next one starts after it).
+    generated_to: Duration,
     rng: Pcg64Mcg,
     rate: f64,
     max: Duration,
@@ -67,9 +71,15 @@ impl StallSchedule {
     /// `rate` stalls a second on average (at or below 0, or NaN: none), each lasting up to
     /// `max` (uniform), drawn from `seed`.
     pub fn new(rate: f64, max: Duration, seed: u64) -> Self {
+        Self::with_rng(rate, max, Pcg64Mcg::seed_from_u64(seed))
+    }
+
+    /// [`StallSchedule::new`] drawing from `rng` (a link's own stream).
+    pub(crate) fn with_rng(rate: f64, max: Duration, rng: Pcg64Mcg) -> Self {
         Self {
-            stalls: Stalls::default(),
-            rng: Pcg64Mcg::seed_from_u64(seed),
+            windows: VecDeque::new(),
+            generated_to: Duration::ZERO,
+            rng,
             rate,
             max,
         }
@@ -78,37 +88,19 @@ impl StallSchedule {
     /// The end of the stall that holds `t`, if one does. Times asked should not go back:
     /// stalls that ended by `t` are forgotten.
     pub fn stalled_until(&mut self, t: Duration) -> Option<Duration> {
-        self.stalls.prune(t);
-        let end = self.stalls.hold(&mut self.rng, self.rate, self.max, t);
+        self.prune(t);
+        let end = self.hold(t);
         (end > t).then_some(end)
     }
-}
 
-/// The lazily generated stall schedule of one link.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Stalls {
-    /// Generated stalls as `[start, end)`, sorted and disjoint, none ending before the
-    /// latest time pruned to.
-    windows: VecDeque<(Duration, Duration)>,
-    /// The end of the last generated stall (the next one starts after it).
-    generated_to: Duration,
-}
-
-impl Stalls {
-    /// The time a packet meeting the link at `t` is handled: the end of the stall holding
-    /// `t`, or `t` itself. `rate` (stalls a second) at or below 0, NaN, or a zero `max` means
-    /// no stalls, and draws nothing.
-    pub(crate) fn hold(
-        &mut self,
-        rng: &mut Pcg64Mcg,
-        rate: f64,
-        max: Duration,
-        t: Duration,
-    ) -> Duration {
+    /// The time something meeting the schedule at `t` is handled: the end of the stall
+    /// holding `t`, or `t` itself. With no stalls configured it draws nothing.
+    pub(crate) fn hold(&mut self, t: Duration) -> Duration {
+        let (rate, max) = (self.rate, self.max);
         if rate.is_nan() || rate <= 0.0 || max.is_zero() {
             return t;
         }
-        self.generate(rng, rate.min(MAX_RATE), max.min(MAX_STALL), t);
+        self.generate(rate.min(MAX_RATE), max.min(MAX_STALL), t);
         let i = self.windows.partition_point(|&(_, end)| end <= t);
         match self.windows.get(i) {
             Some(&(start, end)) if start <= t => end,
@@ -116,21 +108,24 @@ impl Stalls {
         }
     }
 
-    /// Forgets the stalls that ended by `t`: no packet will meet the link before it again.
+    /// Forgets the stalls that ended by `t`: nothing will meet the schedule before it again.
     pub(crate) fn prune(&mut self, t: Duration) {
         while self.windows.front().is_some_and(|&(_, end)| end <= t) {
             self.windows.pop_front();
         }
     }
 
-    /// Restarts the schedule at `t` (the configuration changed).
-    pub(crate) fn restart(&mut self, t: Duration) {
-        self.windows.clear();
-        self.generated_to = t;
+    /// A new `rate` and `max`; a changed pair restarts the schedule at `t`.
+    pub(crate) fn reconfigure(&mut self, rate: f64, max: Duration, t: Duration) {
+        if (rate, max) != (self.rate, self.max) {
+            (self.rate, self.max) = (rate, max);
+            self.windows.clear();
+            self.generated_to = t;
+        }
     }
 
     /// Extends the schedule until a stall starts after `t`.
-    fn generate(&mut self, rng: &mut Pcg64Mcg, rate: f64, max: Duration, t: Duration) {
+    fn generate(&mut self, rate: f64, max: Duration, t: Duration) {
         let mean_gap = Duration::try_from_secs_f64(1.0 / rate).unwrap_or(Duration::MAX);
         if t.saturating_sub(self.generated_to) > SKIP_AFTER {
             self.generated_to = t;
@@ -138,9 +133,9 @@ impl Stalls {
         while self.windows.back().is_none_or(|&(start, _)| start <= t) {
             let start = self
                 .generated_to
-                .saturating_add(exponential_duration(rng, mean_gap));
+                .saturating_add(exponential_duration(&mut self.rng, mean_gap));
             // Lengths in (0, max]: every stall moves the schedule on by at least 1 ns.
-            let len = uniform_duration(rng, max.saturating_sub(Duration::from_nanos(1)))
+            let len = uniform_duration(&mut self.rng, max.saturating_sub(Duration::from_nanos(1)))
                 + Duration::from_nanos(1);
             let end = start.saturating_add(len);
             if end == self.generated_to {
@@ -161,25 +156,27 @@ mod tests {
 
     #[test]
     fn no_stalls_draw_nothing() {
-        let mut rng = Pcg64Mcg::seed_from_u64(1);
-        let mut stalls = Stalls::default();
-        for rate in [0.0, -1.0, f64::NAN] {
-            assert_eq!(stalls.hold(&mut rng, rate, MS, 5 * MS), 5 * MS);
+        for (rate, max) in [
+            (0.0, MS),
+            (-1.0, MS),
+            (f64::NAN, MS),
+            (100.0, Duration::ZERO),
+        ] {
+            let mut stalls = StallSchedule::new(rate, max, 1);
+            assert_eq!(stalls.hold(5 * MS), 5 * MS);
+            assert!(stalls.windows.is_empty());
         }
-        assert_eq!(stalls.hold(&mut rng, 100.0, Duration::ZERO, 5 * MS), 5 * MS);
-        assert!(stalls.windows.is_empty());
     }
 
     #[test]
     fn stalls_come_at_the_rate_and_last_up_to_the_max() {
-        let mut rng = Pcg64Mcg::seed_from_u64(7);
-        let mut stalls = Stalls::default();
         let (rate, max) = (200.0, 2 * MS);
+        let mut stalls = StallSchedule::new(rate, max, 7);
         // Probe every 10 µs for 10 s: the share of probes held is the share of time stalled.
         let (mut held, mut probes, mut longest) = (0u64, 0u64, Duration::ZERO);
         let mut t = Duration::ZERO;
         while t < Duration::from_secs(10) {
-            let at = stalls.hold(&mut rng, rate, max, t);
+            let at = stalls.hold(t);
             assert!(at >= t);
             if at > t {
                 held += 1;
@@ -197,26 +194,24 @@ mod tests {
 
     #[test]
     fn a_time_inside_a_stall_waits_for_its_end() {
-        let mut rng = Pcg64Mcg::seed_from_u64(3);
-        let mut stalls = Stalls::default();
-        let first = stalls.hold(&mut rng, 50.0, MS, Duration::ZERO);
+        let mut stalls = StallSchedule::new(50.0, MS, 3);
+        let first = stalls.hold(Duration::ZERO);
         assert_eq!(first, Duration::ZERO);
         let (start, end) = stalls.windows[0];
-        assert_eq!(stalls.hold(&mut rng, 50.0, MS, start), end);
-        assert_eq!(stalls.hold(&mut rng, 50.0, MS, end), end);
-        assert_eq!(stalls.hold(&mut rng, 50.0, MS, (start + end) / 2), end);
+        assert_eq!(stalls.hold(start), end);
+        assert_eq!(stalls.hold(end), end);
+        assert_eq!(stalls.hold((start + end) / 2), end);
     }
 
     #[test]
     fn the_end_of_time_does_not_loop() {
-        let mut rng = Pcg64Mcg::seed_from_u64(5);
-        let mut stalls = Stalls::default();
-        let t = stalls.hold(&mut rng, 1e12, Duration::MAX, Duration::MAX);
+        let mut stalls = StallSchedule::new(1e12, Duration::MAX, 5);
+        let t = stalls.hold(Duration::MAX);
         assert_eq!(t, Duration::MAX);
         // A time far past the schedule starts a fresh one instead of filling the span.
-        let mut stalls = Stalls::default();
+        let mut stalls = StallSchedule::new(1e12, Duration::MAX, 5);
         let late = Duration::from_secs(3600 * 24 * 365);
-        assert!(stalls.hold(&mut rng, 1e12, Duration::MAX, late) <= late + MAX_STALL);
+        assert!(stalls.hold(late) <= late + MAX_STALL);
         assert!(stalls.windows.len() < 10);
     }
 }
