@@ -43,11 +43,11 @@ mod hystart;
 use std::time::Duration;
 
 use self::hystart::HyStart;
+use super::loss_tracker::LossTracker;
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
     SentInfo, TimeoutInfo,
 };
-use crate::seq::SeqNumber;
 use crate::time::Instant;
 
 /// RFC 9438 §4.6: the multiplicative decrease factor.
@@ -223,82 +223,6 @@ impl CubicWindow {
         } else {
             self.min_pkts
         };
-    }
-}
-
-/// Losses, once per sequence number, and the one-cut-per-round-trip rule: the parts of TCP's
-/// loss recovery that a window-based controller over UDT's NAKs needs.
-#[derive(Clone, Debug, PartialEq)]
-pub(super) struct LossTracker {
-    /// The highest sequence number reported lost so far.
-    highest_lost: Option<SeqNumber>,
-    /// The largest sequence sent at the last cut: no new cut until the ACK passes it.
-    cut_at: Option<SeqNumber>,
-    /// The receiver's known front: the cumulative ACK, or past it when a NAK shows so.
-    front: SeqNumber,
-    last_ack: SeqNumber,
-}
-
-impl LossTracker {
-    pub(super) fn new(isn: SeqNumber) -> Self {
-        Self {
-            highest_lost: None,
-            cut_at: None,
-            front: isn,
-            last_ack: isn,
-        }
-    }
-
-    /// A cumulative ACK: returns the packets it newly acknowledged.
-    pub(super) fn on_ack(&mut self, ack: SeqNumber) -> u64 {
-        let newly = self.last_ack.offset_to(ack).max(0).unsigned_abs();
-        if newly > 0 {
-            self.last_ack = ack;
-            self.front = self.front.max_seq(ack);
-        }
-        u64::from(newly)
-    }
-
-    /// A NAK: returns how many sequence numbers it reports for the first time (ranges that
-    /// make no sense, ending at or beyond what was sent, are ignored).
-    pub(super) fn on_loss(&mut self, loss: &LossInfo<'_>) -> u64 {
-        let mut fresh = 0u64;
-        for range in loss.ranges {
-            if range.first > range.last || range.last >= loss.largest_sent {
-                continue;
-            }
-            self.front = self.front.max_seq(range.last.next());
-            let first = match self.highest_lost {
-                Some(h) => range.first.max_seq(h.next()),
-                None => range.first,
-            };
-            if first <= range.last {
-                fresh += u64::from(first.len_to(range.last));
-                self.highest_lost = Some(range.last);
-            }
-        }
-        fresh
-    }
-
-    /// Whether a cut now would be a new congestion event (the ACK has passed what was sent
-    /// at the last one); if so, remembers `largest_sent` as this cut's mark.
-    pub(super) fn try_cut(&mut self, largest_sent: SeqNumber) -> bool {
-        if self.cut_at.is_some_and(|mark| self.last_ack <= mark) {
-            return false;
-        }
-        self.cut_at = Some(largest_sent);
-        true
-    }
-
-    /// Packets between the cumulative ACK and the receiver's known front: received beyond a
-    /// hole, which the connection still counts as in flight.
-    pub(super) fn beyond_holes(&self) -> f64 {
-        f64::from(self.last_ack.offset_to(self.front).max(0))
-    }
-
-    /// The cumulative ACK.
-    pub(super) fn last_ack(&self) -> SeqNumber {
-        self.last_ack
     }
 }
 
@@ -519,6 +443,7 @@ impl ControllerFactory for CubicFactory {
 mod tests {
     use super::*;
     use crate::congestion::LossRange;
+    use crate::seq::SeqNumber;
 
     fn at(ms: u64) -> Instant {
         Instant::ZERO + Duration::from_millis(ms)

@@ -108,7 +108,8 @@
 //!   does not grow;
 //! * **loss** halves the window (§2.4.2), or leaves a quarter of it while the queue stands
 //!   above the target (someone else filled it), under the same once-per-round-trip wait as
-//!   the cuts above; an EXP timeout drops it to the minimum (§2.4.2's "cwnd = 1 MSS"; two
+//!   the cuts above; only sequence numbers reported for the first time count (the receiver
+//!   reports a hole again until its repair arrives, `congestion/loss_tracker.rs`); an EXP timeout drops it to the minimum (§2.4.2's "cwnd = 1 MSS"; two
 //!   packets here) and slow-starts back to half the old window, as TCP does after an RTO
 //!   (UDT paces its retransmissions at the controller's period, so a window stuck at two
 //!   would repair losses at two packets a round trip).
@@ -167,6 +168,7 @@ use std::time::Duration;
 
 use self::contest::{Floor, Round};
 use self::delay::{DelayFilters, MAX_BASE_HISTORY, MAX_CURRENT_FILTER};
+use super::loss_tracker::LossTracker;
 use super::rtt_sample::{AckHold, Markers};
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
@@ -351,6 +353,9 @@ pub struct Ledbat {
     /// The receiver's wait before each ACK, taken off the delay samples.
     hold: AckHold,
     filters: DelayFilters,
+    /// Which sequence numbers were reported lost before: only a loss reported for the first
+    /// time is congestion news (see [`Controller::on_loss`]).
+    losses: LossTracker,
     last_ack: SeqNumber,
     largest_sent: SeqNumber,
     phase: LedbatPhase,
@@ -397,6 +402,7 @@ impl Ledbat {
             markers: Markers::new(now, init.isn),
             hold: AckHold::new(now),
             filters: DelayFilters::new(now, config.current_filter, config.base_history),
+            losses: LossTracker::new(init.isn),
             last_ack: init.isn,
             largest_sent: init.isn.prev(),
             phase: LedbatPhase::SlowStart {
@@ -725,6 +731,7 @@ impl Controller for Ledbat {
         let flight = f64::from(self.last_ack.offset_to(ack.largest_sent.next()).max(0));
         let newly = f64::from(self.last_ack.offset_to(ack.ack).max(0));
         self.last_ack = ack.ack;
+        self.losses.on_ack(ack.ack);
         self.largest_sent = self.largest_sent.max_seq(ack.largest_sent);
         if !ack.rtt.is_zero() {
             self.srtt = Some(ack.rtt);
@@ -744,8 +751,18 @@ impl Controller for Ledbat {
     /// slow start; with the queue above the target (someone else filled it) it leaves a
     /// quarter. In a slowdown it halves the held window and the
     /// window to ramp back to.
+    ///
+    /// Only sequence numbers reported for the first time count. The receiver NAKs every
+    /// hole again each round trip or so until it is repaired, and a scavenger cut to the
+    /// minimum window repairs at its paced rate, two or three packets a round trip: in the
+    /// lab, after kernel BBR had left a scavenger a few hundred holes, each re-report halved
+    /// the window again, the repair crawled at that rate and the idle link stayed idle for
+    /// five seconds (BENCHMARKS.md, session 61).
     fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
         self.largest_sent = self.largest_sent.max_seq(loss.largest_sent);
+        if self.losses.on_loss(loss) == 0 {
+            return;
+        }
         match self.phase {
             LedbatPhase::Slowdown { until, restore } => {
                 if self.may_cut(now) {

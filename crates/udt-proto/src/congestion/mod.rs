@@ -41,6 +41,7 @@ use crate::time::Instant;
 pub mod cubic;
 pub mod fixed_rate;
 pub mod ledbat;
+mod loss_tracker;
 pub mod model;
 pub mod native;
 mod rtt_sample;

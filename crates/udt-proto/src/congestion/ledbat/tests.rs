@@ -107,8 +107,13 @@ impl Script {
         self.ack_stamped(self.next, BASE_RTT + queue, stamp);
     }
 
+    /// The newest packet sent is reported lost.
     fn loss(&mut self) {
-        let lost = self.next.prev();
+        self.loss_of(self.next.prev());
+    }
+
+    /// `lost` is reported lost (again, if it was before).
+    fn loss_of(&mut self, lost: SeqNumber) {
         let ranges = [LossRange {
             first: lost,
             last: lost,
@@ -310,6 +315,31 @@ fn loss_halves_the_window_once_per_round_trip() {
     assert!(before >= half);
     s.loss();
     assert_eq!(s.cc.window_pkts(), before / 2.0);
+}
+
+/// A hole the receiver reports again each round trip while it waits for the repair is one
+/// loss: the window halves once, not at every report (the lab's scavenger sat at the minimum
+/// window for seconds, repairing at two packets a round trip, on re-reports alone).
+#[test]
+fn a_loss_reported_again_is_not_a_new_loss() {
+    let mut s = Script::new(steady());
+    for _ in 0..4 {
+        s.round(BASE_RTT);
+    }
+    let before = s.cc.window_pkts();
+    let hole = s.next.prev();
+    s.loss_of(hole);
+    let half = s.cc.window_pkts();
+    assert_eq!(half, before / 2.0);
+    for _ in 0..4 {
+        s.now += BASE_RTT * 2;
+        s.loss_of(hole);
+        assert_eq!(s.cc.window_pkts(), half, "a re-report cut the window");
+    }
+    // A loss of a packet sent since is news.
+    s.send(4, Duration::from_micros(100));
+    s.loss();
+    assert_eq!(s.cc.window_pkts(), half / 2.0);
 }
 
 #[test]
