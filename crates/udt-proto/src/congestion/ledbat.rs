@@ -109,10 +109,11 @@
 //! * **loss** halves the window (§2.4.2), or leaves a quarter of it while the queue stands
 //!   above the target (someone else filled it), under the same once-per-round-trip wait as
 //!   the cuts above; only sequence numbers reported for the first time count (the receiver
-//!   reports a hole again until its repair arrives, `congestion/loss_tracker.rs`); an EXP timeout drops it to the minimum (§2.4.2's "cwnd = 1 MSS"; two
-//!   packets here) and slow-starts back to half the old window, as TCP does after an RTO
-//!   (UDT paces its retransmissions at the controller's period, so a window stuck at two
-//!   would repair losses at two packets a round trip).
+//!   reports a hole again until its repair arrives, `congestion/loss_tracker.rs`). An EXP
+//!   timeout drops it to the minimum (§2.4.2's "cwnd = 1 MSS"; two packets here) and
+//!   slow-starts back to half the old window, as TCP does after an RTO (UDT paces its
+//!   retransmissions at the controller's period, so a window stuck at two would repair
+//!   losses at two packets a round trip).
 //!
 //! Pacing: the window per current round trip times 1.25 (2 in slow start), so packets leave
 //! evenly instead of in window-sized bursts that a shallow queue would drop.
@@ -757,8 +758,8 @@ impl Controller for Ledbat {
     /// hole again each round trip or so until it is repaired, and a scavenger cut to the
     /// minimum window repairs at its paced rate, two or three packets a round trip: in the
     /// lab, after kernel BBR had left a scavenger a few hundred holes, each re-report halved
-    /// the window again, the repair crawled at that rate and the idle link stayed idle for
-    /// five seconds (BENCHMARKS.md, session 61).
+    /// the window again, the repair crawled at that rate, and the link BBR had left stayed
+    /// idle for five seconds (BENCHMARKS.md, session 61).
     fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
         self.largest_sent = self.largest_sent.max_seq(loss.largest_sent);
         if self.losses.on_loss(loss) == 0 {
