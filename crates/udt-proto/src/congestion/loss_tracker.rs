@@ -1,6 +1,6 @@
-//! Which losses are news: a NAK names each hole again until it is repaired (the receiver's
-//! periodic NAKs re-send its whole loss list), and a window-based controller that cut on
-//! every report would cut once a round trip for as long as a repair takes. The tracker counts
+//! Which losses are news: the receiver names a hole again until it is repaired (its periodic
+//! NAK repeats the ranges still missing, `loss_list.rs`), and a window-based controller that
+//! cut on every report would cut once a round trip for as long as a repair takes. The tracker counts
 //! each sequence number once, and keeps TCP's recovery rule of one cut per window of data.
 //! Shared by `cubic` and `ledbat`.
 
