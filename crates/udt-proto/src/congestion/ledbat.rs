@@ -170,7 +170,7 @@ use std::time::Duration;
 
 use self::contest::{Floor, Round};
 use self::delay::{DelayFilters, MAX_BASE_HISTORY, MAX_CURRENT_FILTER};
-use super::loss_tracker::LossTracker;
+use super::loss_tracker::FreshLosses;
 use super::rtt_sample::{AckHold, Markers};
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
@@ -357,7 +357,7 @@ pub struct Ledbat {
     filters: DelayFilters,
     /// Which sequence numbers were reported lost before: only a loss reported for the first
     /// time is congestion news (see [`Controller::on_loss`]).
-    losses: LossTracker,
+    losses: FreshLosses,
     last_ack: SeqNumber,
     largest_sent: SeqNumber,
     phase: LedbatPhase,
@@ -404,7 +404,7 @@ impl Ledbat {
             markers: Markers::new(now, init.isn),
             hold: AckHold::new(now),
             filters: DelayFilters::new(now, config.current_filter, config.base_history),
-            losses: LossTracker::new(init.isn),
+            losses: FreshLosses::default(),
             last_ack: init.isn,
             largest_sent: init.isn.prev(),
             phase: LedbatPhase::SlowStart {
@@ -733,7 +733,6 @@ impl Controller for Ledbat {
         let flight = f64::from(self.last_ack.offset_to(ack.largest_sent.next()).max(0));
         let newly = f64::from(self.last_ack.offset_to(ack.ack).max(0));
         self.last_ack = ack.ack;
-        self.losses.on_ack(ack.ack);
         self.largest_sent = self.largest_sent.max_seq(ack.largest_sent);
         if !ack.rtt.is_zero() {
             self.srtt = Some(ack.rtt);

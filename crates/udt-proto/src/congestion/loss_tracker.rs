@@ -1,18 +1,51 @@
 //! Which losses are news: the receiver names a hole again until it is repaired (its periodic
 //! NAK repeats the ranges still missing, `loss_list.rs`), and a window-based controller that
 //! cut on every report would cut once a round trip for as long as a repair takes. The tracker counts
-//! each sequence number once, and keeps TCP's recovery rule of one cut per window of data.
-//! Shared by `cubic` and `ledbat`.
+//! each sequence number once ([`FreshLosses`], which `ledbat` uses alone), and
+//! [`LossTracker`] adds TCP's recovery rule of one cut per window of data for `cubic`.
 
-use super::LossInfo;
+use super::{LossInfo, LossRange};
 use crate::seq::SeqNumber;
+
+/// Which sequence numbers a NAK reports for the first time: the receiver reports lost packets
+/// in order, so everything up to the highest reported before is a repeat.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct FreshLosses {
+    /// The highest sequence number reported lost so far.
+    highest_lost: Option<SeqNumber>,
+}
+
+impl FreshLosses {
+    /// A NAK: returns how many sequence numbers it reports for the first time (ranges that
+    /// make no sense, ending at or beyond what was sent, are ignored).
+    pub(super) fn on_loss(&mut self, loss: &LossInfo<'_>) -> u64 {
+        let mut fresh = 0u64;
+        for range in Self::valid(loss) {
+            let first = match self.highest_lost {
+                Some(h) => range.first.max_seq(h.next()),
+                None => range.first,
+            };
+            if first <= range.last {
+                fresh += u64::from(first.len_to(range.last));
+                self.highest_lost = Some(range.last);
+            }
+        }
+        fresh
+    }
+
+    /// The NAK's ranges that make sense: in order, and before what was sent.
+    fn valid<'a>(loss: &'a LossInfo<'_>) -> impl Iterator<Item = &'a LossRange> {
+        loss.ranges
+            .iter()
+            .filter(|r| r.first <= r.last && r.last < loss.largest_sent)
+    }
+}
 
 /// Losses, once per sequence number, and the one-cut-per-round-trip rule: the parts of TCP's
 /// loss recovery that a window-based controller over UDT's NAKs needs.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct LossTracker {
-    /// The highest sequence number reported lost so far.
-    highest_lost: Option<SeqNumber>,
+    fresh: FreshLosses,
     /// The largest sequence sent at the last cut: no new cut until the ACK passes it.
     cut_at: Option<SeqNumber>,
     /// The receiver's known front: the cumulative ACK, or past it when a NAK shows so.
@@ -23,7 +56,7 @@ pub(super) struct LossTracker {
 impl LossTracker {
     pub(super) fn new(isn: SeqNumber) -> Self {
         Self {
-            highest_lost: None,
+            fresh: FreshLosses::default(),
             cut_at: None,
             front: isn,
             last_ack: isn,
@@ -40,25 +73,13 @@ impl LossTracker {
         u64::from(newly)
     }
 
-    /// A NAK: returns how many sequence numbers it reports for the first time (ranges that
-    /// make no sense, ending at or beyond what was sent, are ignored).
+    /// A NAK: returns how many sequence numbers it reports for the first time (see
+    /// [`FreshLosses::on_loss`]); each sensible range also moves the receiver's known front.
     pub(super) fn on_loss(&mut self, loss: &LossInfo<'_>) -> u64 {
-        let mut fresh = 0u64;
-        for range in loss.ranges {
-            if range.first > range.last || range.last >= loss.largest_sent {
-                continue;
-            }
+        for range in FreshLosses::valid(loss) {
             self.front = self.front.max_seq(range.last.next());
-            let first = match self.highest_lost {
-                Some(h) => range.first.max_seq(h.next()),
-                None => range.first,
-            };
-            if first <= range.last {
-                fresh += u64::from(first.len_to(range.last));
-                self.highest_lost = Some(range.last);
-            }
         }
-        fresh
+        self.fresh.on_loss(loss)
     }
 
     /// Whether a cut now would be a new congestion event (the ACK has passed what was sent
