@@ -1,7 +1,7 @@
 //! Which losses are news: the receiver names a hole again until it is repaired (its periodic
 //! NAK repeats the ranges still missing, `loss_list.rs`), and a window-based controller that
 //! cut on every report would cut once a round trip for as long as a repair takes. The tracker counts
-//! each sequence number once ([`FreshLosses`], which `ledbat` uses alone), and
+//! each sequence number once ([`FreshLosses`], which `ledbat` and `model` use alone), and
 //! [`LossTracker`] adds TCP's recovery rule of one cut per window of data for `cubic`.
 
 use super::{LossInfo, LossRange};
@@ -19,22 +19,33 @@ impl FreshLosses {
     /// A NAK: returns how many sequence numbers it reports for the first time (ranges that
     /// make no sense, ending at or beyond what was sent, are ignored).
     pub(super) fn on_loss(&mut self, loss: &LossInfo<'_>) -> u64 {
-        let mut fresh = 0u64;
+        self.on_loss_each(loss, |_, _| {})
+    }
+
+    /// [`FreshLosses::on_loss`], calling `fresh(first, last)` for each part of a range that
+    /// is reported for the first time, in order (a controller that tracks its holes).
+    pub(super) fn on_loss_each(
+        &mut self,
+        loss: &LossInfo<'_>,
+        mut fresh: impl FnMut(SeqNumber, SeqNumber),
+    ) -> u64 {
+        let mut count = 0u64;
         for range in Self::valid(loss) {
             let first = match self.highest_lost {
                 Some(h) => range.first.max_seq(h.next()),
                 None => range.first,
             };
             if first <= range.last {
-                fresh += u64::from(first.len_to(range.last));
+                count += u64::from(first.len_to(range.last));
                 self.highest_lost = Some(range.last);
+                fresh(first, range.last);
             }
         }
-        fresh
+        count
     }
 
     /// The NAK's ranges that make sense: in order, and before what was sent.
-    fn valid<'a>(loss: &'a LossInfo<'_>) -> impl Iterator<Item = &'a LossRange> {
+    pub(super) fn valid<'a>(loss: &'a LossInfo<'_>) -> impl Iterator<Item = &'a LossRange> {
         loss.ranges
             .iter()
             .filter(|r| r.first <= r.last && r.last < loss.largest_sent)

@@ -109,6 +109,7 @@ use self::competition::{Competition, QueueWatch, MEMORY};
 use self::holes::Holes;
 use self::sampler::{HoleTally, MaxFilter, Sampler};
 use self::share::{FairShare, ShareConfig};
+use super::loss_tracker::FreshLosses;
 use super::{
     duration_from_micros_f64, AckInfo, Controller, ControllerFactory, ControllerInit, LossInfo,
     SentInfo, TimeoutInfo, SYN,
@@ -483,7 +484,8 @@ pub struct ModelBased {
     sent_total: u64,
     /// The latest cumulative ACK (the connection counts its flight from there).
     cum_ack: SeqNumber,
-    highest_lost: Option<SeqNumber>,
+    /// Which losses are reported for the first time (the receiver repeats its holes).
+    losses: FreshLosses,
     /// Holes reported and not yet repaired, to count their repairs as delivered.
     holes: Holes,
     last_loss_round: Option<u64>,
@@ -576,7 +578,7 @@ impl ModelBased {
             lost_in_round: 0,
             lost_total: 0,
             cum_ack: init.isn,
-            highest_lost: None,
+            losses: FreshLosses::default(),
             holes: Holes::default(),
             last_loss_round: None,
             round_from_startup: true,
@@ -1760,24 +1762,16 @@ impl Controller for ModelBased {
 
     fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
         let lost_before = self.lost_total;
-        let mut front: Option<SeqNumber> = None;
-        for range in loss.ranges {
-            if range.first > range.last || range.last >= loss.largest_sent {
-                continue; // nonsense (the connection rejects it); not evidence of anything
-            }
-            front = Some(front.map_or(range.last.next(), |f| f.max_seq(range.last.next())));
-            let first = match self.highest_lost {
-                Some(h) => range.first.max_seq(h.next()),
-                None => range.first,
-            };
-            if first <= range.last {
-                let lost = u64::from(first.len_to(range.last));
-                self.lost_in_round += lost;
-                self.lost_total += lost;
-                self.highest_lost = Some(range.last);
-                self.holes.on_lost(first, range.last);
-            }
-        }
+        // Nonsense ranges (the connection rejects them) are evidence of nothing.
+        let front = FreshLosses::valid(loss)
+            .map(|r| r.last.next())
+            .reduce(|a, b| a.max_seq(b));
+        let holes = &mut self.holes;
+        let lost = self
+            .losses
+            .on_loss_each(loss, |first, last| holes.on_lost(first, last));
+        self.lost_in_round += lost;
+        self.lost_total += lost;
         self.check_startup_loss(now);
         if self.lost_total > lost_before {
             if self.judging() {
