@@ -153,10 +153,12 @@
 //! cut it) creeps up without the sudden rise the arrival rule needs, and the scavenger then
 //! takes seconds and a fifth to a half of the link, or gives way and restarts into it 0.8 s
 //! later (such a CUBIC keeps no queue). In session 61's quiet lab CUBIC kept 61-100% of its
-//! rate alone over 14 pairs (median 87%); the simulator's `cubic` with HyStart showed the
-//! same in three seeds of five until the arrival threshold came down to 1.5 ms where the
-//! queue is quiet (`ledbat/contest.rs`), and the lab's emulator holds it at 3 ms in most
-//! rounds.
+//! rate alone over 14 pairs (median 87%), in session 62's 80-100% over 12 (median 98%); the
+//! simulator's `cubic` with HyStart showed the same in three seeds of five until the arrival
+//! threshold came down to 1.5 ms where the queue is quiet (`ledbat/contest.rs`), and the
+//! lab's emulator holds it at 3 ms in most rounds. Through simulated host stalls that
+//! `cubic` is far more fragile than the kernel's (BENCHMARKS.md, session 62): changes to
+//! the scavenger's yield are judged in the lab.
 //!
 //! Every hook is O(1) amortised (markers are pushed once and popped once; the base history
 //! is a fixed array of [`LedbatConfig::base_history`] ≤ 60 buckets).
