@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The scavenger in the lab, build against build (issue 12): per round one
+#   udt lab run scavenger --rate-cap 1gbit --runs "$SCAV_RUNS"
+# per build, by default the scavenger alone, beside kernel CUBIC, and CUBIC alone (~45 s a
+# run), the flows run by that build's `udt` (UDT_LAB_UDT). With UDT_BASE=PATH every round
+# also runs that binary, alternating which goes first, so the two builds meet the same
+# machine. The simulator's HyStart `cubic` is no stand-in for kernel CUBIC beside the
+# scavenger (BENCHMARKS.md, session 62): changes to how the scavenger yields are judged here.
+# To compare a change that sits behind an environment variable, give a wrapper script that
+# exports it and execs the binary as UDT (or UDT_BASE).
+#
+# Prints per run the scavenger's rate alone, and per competitor the rate it kept, the
+# scavenger's yield, its share while the competitor ran and its time back, with how busy
+# the host was (the lab marks runs whose host was busy); then the medians per build. Each
+# run holds /tmp/udt-bench.lock (flock -x). Root (network namespaces).
+#
+#   UDT_BASE=/tmp/udt-old scripts/bench-scavenger.sh [ROUNDS=6]
+#   SCAV_RUNS="scavenger + kernel TCP bbr,kernel TCP bbr alone" scripts/bench-scavenger.sh 3
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROUNDS=${1:-6}
+SCAV_RUNS=${SCAV_RUNS:-scavenger alone,scavenger + kernel TCP cubic,kernel TCP cubic alone}
+LOCK=/tmp/udt-bench.lock
+[ "$(id -u)" = 0 ] || { echo "bench-scavenger.sh: needs root (network namespaces)" >&2; exit 2; }
+# shellcheck source=lib/builds.sh
+source scripts/lib/builds.sh
+udt_binary
+OUT=$(mktemp -d)
+trap 'rm -rf "$OUT"' EXIT
+
+# One locked experiment: build $1 (binary $2), round $3.
+run() {
+  echo "bench-scavenger.sh: $1, round $3" >&2
+  UDT_LAB_UDT="$2" flock -x "$LOCK" "$2" lab run scavenger --rate-cap 1gbit \
+    --runs "$SCAV_RUNS" --out "$OUT/$1-$3" >"$OUT/$1-$3.log" 2>&1 \
+    || echo "bench-scavenger.sh: $1 round $3 failed (log: $(tail -1 "$OUT/$1-$3.log"))" >&2
+}
+for_each_build "$ROUNDS" run
+
+python3 - "$OUT" "$ROUNDS" "${BUILDS[@]}" <<'PY'
+import json, statistics, sys
+out, rounds, builds = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+
+def load(build, r):
+    try:
+        return json.load(open(f"{out}/{build}-{r}/results.json"))
+    except (OSError, ValueError):
+        return None
+
+def seconds(cell):
+    return float(cell.split()[0]) if cell.endswith(" s") else None
+
+print("| build | round | alone Mbit/s | competitor | kept | yield | scavenger during | back | host busy |")
+print("|---|---|---|---|---|---|---|---|---|")
+summary = {}
+for b in builds:
+    for r in range(1, rounds + 1):
+        d = load(b, r)
+        if d is None:
+            print(f"| {b} | {r} | failed | | | | | | |")
+            continue
+        alone = next((x["result"]["steady_goodput_bps"] / 1e6 for x in d["rows"]
+                      if x["run"] == "scavenger alone" and x.get("result")), None)
+        busy = max((x.get("host_busy") or 0.0) for x in d["rows"])
+        s = summary.setdefault(b, {"alone": [], "kept": [], "yield": [], "back": []})
+        if alone is not None:
+            s["alone"].append(alone)
+        rows = d["tables"][0]["rows"] if d.get("tables") else []
+        for comp, _, _, kept, during, yld, back, _ in rows or [[""] * 8]:
+            if comp:
+                s["kept"].append(float(kept.rstrip("%")))
+                for key, cell in (("yield", yld), ("back", back)):
+                    if seconds(cell) is not None:
+                        s[key].append(seconds(cell))
+            shown = "" if alone is None else f"{alone:.0f}"
+            print(f"| {b} | {r} | {shown} | {comp} | {kept} | {yld} | {during} | {back} "
+                  f"| {busy:.0%} |")
+print()
+for b, s in summary.items():
+    def med(key, fmt):
+        v = s[key]
+        return "-" if not v else f"{fmt.format(statistics.median(v))} ({fmt.format(min(v))}-{fmt.format(max(v))})"
+    print(f"- {b}: alone {med('alone', '{:.0f}')} Mbit/s; kept {med('kept', '{:.0f}')}%; "
+          f"yield {med('yield', '{:.1f}')} s; back {med('back', '{:.1f}')} s")
+PY
