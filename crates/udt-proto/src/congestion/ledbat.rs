@@ -153,7 +153,7 @@
 //! cut it) creeps up without the sudden rise the arrival rule needs, and the scavenger then
 //! takes seconds and a fifth to a half of the link, or gives way and restarts into it 0.8 s
 //! later (such a CUBIC keeps no queue). In session 61's quiet lab CUBIC kept 61-100% of its
-//! rate alone over 14 pairs (median 87%), in session 62's 80-100% over 12 (median 98%); the
+//! rate alone over 14 pairs (median 87%), in session 62's 60-100% over 14 (median 97%); the
 //! simulator's `cubic` with HyStart showed the same in three seeds of five until the arrival
 //! threshold came down to 1.5 ms where the queue is quiet (`ledbat/contest.rs`), and the
 //! lab's emulator holds it at 3 ms in most rounds. Through simulated host stalls that
