@@ -50,7 +50,8 @@ def load(build, r):
 def seconds(cell):
     return float(cell.split()[0]) if cell.endswith(" s") else None
 
-print("| build | round | alone Mbit/s | competitor | kept | yield | scavenger during | back | host busy |")
+print("| build | round | alone Mbit/s | competitor | kept | yield | scavenger during | back "
+      "| host busy |")
 print("|---|---|---|---|---|---|---|---|---|")
 summary = {}
 for b in builds:
@@ -79,7 +80,10 @@ print()
 for b, s in summary.items():
     def med(key, fmt):
         v = s[key]
-        return "-" if not v else f"{fmt.format(statistics.median(v))} ({fmt.format(min(v))}-{fmt.format(max(v))})"
+        if not v:
+            return "-"
+        mid, low, high = (fmt.format(x) for x in (statistics.median(v), min(v), max(v)))
+        return f"{mid} ({low}-{high})"
     print(f"- {b}: alone {med('alone', '{:.0f}')} Mbit/s; kept {med('kept', '{:.0f}')}%; "
           f"yield {med('yield', '{:.1f}')} s; back {med('back', '{:.1f}')} s")
 PY
