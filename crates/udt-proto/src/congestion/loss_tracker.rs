@@ -1,8 +1,9 @@
 //! Which losses are news: the receiver names a hole again until it is repaired (its periodic
 //! NAK repeats the ranges still missing, `loss_list.rs`), and a window-based controller that
-//! cut on every report would cut once a round trip for as long as a repair takes. The tracker counts
-//! each sequence number once ([`FreshLosses`], which `ledbat` and `model` use alone), and
-//! [`LossTracker`] adds TCP's recovery rule of one cut per window of data for `cubic`.
+//! cut on every report would cut once a round trip for as long as a repair takes. The
+//! tracker counts each sequence number once ([`FreshLosses`], which `ledbat` and `model` use
+//! alone), and [`LossTracker`] adds TCP's recovery rule of one cut per window of data for
+//! `cubic`.
 
 use super::{LossInfo, LossRange};
 use crate::seq::SeqNumber;
