@@ -156,9 +156,11 @@
 //! rate alone over 14 pairs (median 87%), in session 62's 60-100% over 14 (median 97%); the
 //! simulator's `cubic` with HyStart showed the same in three seeds of five until the arrival
 //! threshold came down to 1.5 ms where the queue is quiet (`ledbat/contest.rs`), and the
-//! lab's emulator holds it at 3 ms in most rounds. Through simulated host stalls that
-//! `cubic` is far more fragile than the kernel's (BENCHMARKS.md, session 62): changes to
-//! the scavenger's yield are judged in the lab.
+//! lab's emulator holds it at 3 ms in most rounds. In the lab every early exit traced came
+//! with a refill of a drained queue (a slowdown's ramp, an idle-queue restart) in CUBIC's
+//! first few hundred milliseconds; the simulator's host stalls drain the queue far more
+//! often, and its `cubic` fails far more often there (BENCHMARKS.md, session 62): changes
+//! to the scavenger's yield are judged in the lab (`scripts/bench-scavenger.sh`).
 //!
 //! Every hook is O(1) amortised (markers are pushed once and popped once; the base history
 //! is a fixed array of [`LedbatConfig::base_history`] ≤ 60 buckets).
