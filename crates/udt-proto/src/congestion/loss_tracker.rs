@@ -45,8 +45,16 @@ impl FreshLosses {
         count
     }
 
+    /// Where the NAK puts the receiver's front: the sequence number after the highest range
+    /// that makes sense, if any does.
+    pub(super) fn front(loss: &LossInfo<'_>) -> Option<SeqNumber> {
+        Self::valid(loss)
+            .map(|r| r.last.next())
+            .reduce(|a, b| a.max_seq(b))
+    }
+
     /// The NAK's ranges that make sense: in order, and before what was sent.
-    pub(super) fn valid<'a>(loss: &'a LossInfo<'_>) -> impl Iterator<Item = &'a LossRange> {
+    fn valid<'a>(loss: &'a LossInfo<'_>) -> impl Iterator<Item = &'a LossRange> {
         loss.ranges
             .iter()
             .filter(|r| r.first <= r.last && r.last < loss.largest_sent)
@@ -86,10 +94,10 @@ impl LossTracker {
     }
 
     /// A NAK: returns how many sequence numbers it reports for the first time (see
-    /// [`FreshLosses::on_loss`]); each sensible range also moves the receiver's known front.
+    /// [`FreshLosses::on_loss`]); it also moves the receiver's known front.
     pub(super) fn on_loss(&mut self, loss: &LossInfo<'_>) -> u64 {
-        for range in FreshLosses::valid(loss) {
-            self.front = self.front.max_seq(range.last.next());
+        if let Some(front) = FreshLosses::front(loss) {
+            self.front = self.front.max_seq(front);
         }
         self.fresh.on_loss(loss)
     }

@@ -1763,9 +1763,7 @@ impl Controller for ModelBased {
     fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
         let lost_before = self.lost_total;
         // Nonsense ranges (the connection rejects them) are evidence of nothing.
-        let front = FreshLosses::valid(loss)
-            .map(|r| r.last.next())
-            .reduce(|a, b| a.max_seq(b));
+        let front = FreshLosses::front(loss);
         let holes = &mut self.holes;
         let lost = self
             .losses
