@@ -150,3 +150,40 @@ fn concurrent_flows_with_offsets_and_tuned_tcp() {
         "tuned and default TCP mixed"
     );
 }
+
+/// `--competitor-start` is refused before anything runs where it means nothing (another
+/// experiment) or would leave the competitor no room (it must end a second before the
+/// scavenger does), with the fix in the message and nothing written.
+#[test]
+fn a_competitor_start_out_of_place_is_refused_up_front() {
+    if skip_without_root() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("udt-lab-start-{}", std::process::id()));
+    let cases = [
+        ("fairness", "5s", "applies to the scavenger experiment only"),
+        ("scavenger", "7.5s", "start it at 7.00s at the latest"),
+    ];
+    for (experiment, start, says) in cases {
+        let out = Command::new(env!("CARGO_BIN_EXE_udt"))
+            .args([
+                "lab",
+                "run",
+                experiment,
+                "--competitor-start",
+                start,
+                "--out",
+            ])
+            .arg(&dir)
+            .output()
+            .expect("running udt lab run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{experiment} {start}: {stderr}");
+        assert!(stderr.contains(says), "{experiment} {start}: {stderr}");
+        assert!(
+            !dir.exists(),
+            "{experiment} {start} wrote {}",
+            dir.display()
+        );
+    }
+}

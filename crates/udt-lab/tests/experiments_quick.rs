@@ -38,6 +38,7 @@ fn settings(name: &str) -> Option<Settings> {
         resume: false,
         only: Default::default(),
         repeat: 1,
+        competitor_start: None,
     })
 }
 
@@ -156,6 +157,7 @@ fn resummarize() {
         resume: false,
         only: Default::default(),
         repeat: 1,
+        competitor_start: None,
     };
     let summary = (exp.summarize)(&settings, &report.rows);
     report.description = exp.description.to_owned();

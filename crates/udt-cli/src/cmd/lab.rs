@@ -98,6 +98,11 @@ pub struct RunArgs {
     /// the labels are the column and row names of the report's tables.
     #[arg(long, value_delimiter = ',')]
     pub runs: Vec<String>,
+    /// The scavenger experiment only: when the competitor starts (default: a quarter of
+    /// the way through the scavenger's flow, 4s of 16s). Its slowdowns come at nearly the
+    /// same times in every run, so compare builds over several starts.
+    #[arg(long, value_parser = parse_duration)]
+    pub competitor_start: Option<Duration>,
     /// Run each run N times and report medians, with each run's share of the link beside
     /// them (fairness only: one run of a fairness cell spreads widely, and the runs of one
     /// TCP count repeat together, so a UDT run is compared with TCP measured beside it).
@@ -230,7 +235,17 @@ fn run_experiments(args: RunArgs) -> anyhow::Result<()> {
             runs: args.runs,
         },
         repeat: usize::from(args.repeat),
+        competitor_start: args.competitor_start,
     };
+    if settings.competitor_start.is_some() {
+        if experiments.len() != 1 || experiments[0].name != "scavenger" {
+            anyhow::bail!(
+                "--competitor-start applies to the scavenger experiment only \
+                 (udt lab run scavenger --competitor-start 5s)"
+            );
+        }
+        experiment::scavenger::check_competitor_start(&settings).map_err(anyhow::Error::msg)?;
+    }
     for dir in experiment::run_and_write(&experiments, &settings)? {
         eprintln!("udt lab: wrote {}", dir.join("report.md").display());
     }

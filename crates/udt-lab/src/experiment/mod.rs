@@ -119,6 +119,9 @@ pub struct Settings {
     /// How many times each run is repeated, where the experiment [`Experiment::repeats`]
     /// (`--repeat`); 1 runs each once.
     pub repeat: usize,
+    /// When the scavenger experiment's competitor starts (`--competitor-start`), instead of
+    /// a quarter of the way through the scavenger's flow.
+    pub competitor_start: Option<Duration>,
 }
 
 /// Which cells and runs of an experiment to run: a part of a grid, re-measured after a change.

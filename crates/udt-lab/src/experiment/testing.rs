@@ -76,5 +76,6 @@ pub(super) fn settings(quick: bool) -> super::Settings {
         resume: false,
         only: Default::default(),
         repeat: 1,
+        competitor_start: None,
     }
 }
