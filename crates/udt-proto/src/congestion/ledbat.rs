@@ -154,10 +154,9 @@
 //! takes seconds and a fifth to a half of the link, or gives way and restarts into it 0.8 s
 //! later (such a CUBIC keeps no queue). In session 61's quiet lab CUBIC kept 61-100% of its
 //! rate alone over 14 pairs (median 87%), in session 62's 60-100% over 14 (median 97%), both
-//! with CUBIC starting 4 s in; the
-//! simulator's `cubic` with HyStart showed the same in three seeds of five until the arrival
-//! threshold came down to 1.5 ms where the queue is quiet (`ledbat/contest.rs`), and the
-//! lab's emulator holds it at 3 ms in most rounds. In the lab every early exit traced came
+//! with CUBIC starting 4 s in; the simulator's `cubic` with HyStart showed the same in three
+//! seeds of five until the arrival threshold came down to 1.5 ms where the queue is quiet
+//! (`ledbat/contest.rs`), and the lab's emulator holds it at 3 ms in most rounds. In the lab every early exit traced came
 //! with a refill of a drained queue (a slowdown's ramp, an idle-queue restart) in CUBIC's
 //! first few hundred milliseconds; the simulator's host stalls drain the queue far more
 //! often, and its `cubic` fails far more often there (BENCHMARKS.md, session 62). Those lab
