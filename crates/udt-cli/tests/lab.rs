@@ -152,8 +152,8 @@ fn concurrent_flows_with_offsets_and_tuned_tcp() {
 }
 
 /// `--competitor-start` is refused before anything runs where it means nothing (another
-/// experiment) or would leave the competitor no room (it must end a second before the
-/// scavenger does), with the fix in the message and nothing written.
+/// experiment) or would leave no room to see the link taken back (the competitor must end
+/// 2.5 s before the scavenger does), with the fix in the message and nothing written.
 #[test]
 fn a_competitor_start_out_of_place_is_refused_up_front() {
     if skip_without_root() {
@@ -162,7 +162,7 @@ fn a_competitor_start_out_of_place_is_refused_up_front() {
     let dir = std::env::temp_dir().join(format!("udt-lab-start-{}", std::process::id()));
     let cases = [
         ("fairness", "5s", "applies to the scavenger experiment only"),
-        ("scavenger", "7.5s", "start it at 7.00s at the latest"),
+        ("scavenger", "6s", "start it at 5.50s at the latest"),
     ];
     for (experiment, start, says) in cases {
         let out = Command::new(env!("CARGO_BIN_EXE_udt"))
