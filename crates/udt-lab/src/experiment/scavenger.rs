@@ -91,7 +91,7 @@ fn timing(settings: &Settings) -> Timing {
 }
 
 /// Whether `settings.competitor_start` leaves the competitor room: it has to end
-/// [`TAKE_BACK_ROOM`] before the scavenger does, or the take-back is not seen (it took
+/// 2.5 s before the scavenger does, or the take-back is not seen (it took
 /// 1.2-2.2 s in the lab; a start that left one second read "never"). The error names the
 /// latest start.
 pub fn check_competitor_start(settings: &Settings) -> Result<(), String> {
