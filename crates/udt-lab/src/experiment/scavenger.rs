@@ -91,7 +91,7 @@ fn timing(settings: &Settings) -> Timing {
 }
 
 /// Whether `settings.competitor_start` leaves the competitor room: it has to end
-/// 2.5 s before the scavenger does, or the take-back is not seen (it took
+/// `TAKE_BACK_ROOM` before the scavenger does, or the take-back is not seen (it took
 /// 1.2-2.2 s in the lab; a start that left one second read "never"). The error names the
 /// latest start.
 pub fn check_competitor_start(settings: &Settings) -> Result<(), String> {
@@ -102,11 +102,12 @@ pub fn check_competitor_start(settings: &Settings) -> Result<(), String> {
     }
     Err(format!(
         "--competitor-start {:.2}s: the competitor runs {:.2}s and the scavenger {:.2}s, so \
-         it would leave under 2.5s to see the link taken back; start it at {:.2}s at the latest \
+         it would leave under {:.1}s to see the link taken back; start it at {:.2}s at the latest \
          (or lengthen both with --flow-time)",
         t.start.as_secs_f64(),
         t.competitor.as_secs_f64(),
         t.scavenger.as_secs_f64(),
+        TAKE_BACK_ROOM.as_secs_f64(),
         latest.as_secs_f64(),
     ))
 }
