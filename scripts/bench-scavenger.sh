@@ -15,8 +15,9 @@
 # phase, and a change that helps only there looked like a cure (BENCHMARKS.md, session 63):
 # the default sweeps 3-5.1 s, about one slowdown cycle. Give ROUNDS as a multiple of it.
 #
-# Prints per run the scavenger's rate alone, and per competitor the rate it kept, the
-# scavenger's yield, its share while the competitor ran and its time back, with how busy
+# Prints per run the scavenger's rate alone, and per competitor the rate it kept, how it
+# left slow start (kernel TCP's HyStart rule and window; "?" for builds before 8f0c... that
+# do not report it), the scavenger's yield, its share while the competitor ran and its time back, with how busy
 # the host was (the lab marks runs whose host was busy); then the medians per build. Each
 # run holds /tmp/udt-bench.lock (flock -x). Root (network namespaces).
 #
@@ -60,9 +61,9 @@ def load(build, r):
 def seconds(cell):
     return float(cell.split()[0]) if cell.endswith(" s") else None
 
-print("| build | round | from | alone Mbit/s | competitor | kept | yield | scavenger during "
-      "| back | host busy |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| build | round | from | alone Mbit/s | competitor | kept | left slow start | yield "
+      "| scavenger during | back | host busy |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 summary = {}
 for b in builds:
     for r in range(1, rounds + 1):
@@ -79,15 +80,19 @@ for b in builds:
         if alone is not None:
             s["alone"].append(alone)
         rows = d["tables"][0]["rows"] if d.get("tables") else []
-        for comp, _, _, kept, during, yld, back, _ in rows or [[""] * 8]:
+        for row in rows or [[""] * 9]:
+            # Builds before the slow-start column (session 64) report eight columns.
+            if len(row) == 8:
+                row = row[:4] + ["?"] + row[4:]
+            comp, _, _, kept, exit_, during, yld, back, _ = row
             if comp:
                 s["kept"].append(float(kept.rstrip("%")))
                 for key, cell in (("yield", yld), ("back", back)):
                     if seconds(cell) is not None:
                         s[key].append(seconds(cell))
             shown = "" if alone is None else f"{alone:.0f}"
-            print(f"| {b} | {r} | {start} | {shown} | {comp} | {kept} | {yld} | {during} "
-                  f"| {back} | {busy:.0%} |")
+            print(f"| {b} | {r} | {start} | {shown} | {comp} | {kept} | {exit_} | {yld} "
+                  f"| {during} | {back} | {busy:.0%} |")
 print()
 for b, s in summary.items():
     def med(key, fmt):

@@ -16,6 +16,7 @@
 //! - [`forward`]: the two forwarding threads and their [`DirectionStats`].
 //! - [`lab`]: [`Lab`], which puts those together.
 //! - [`host`]: how busy the machine's CPUs were while a run's flows ran.
+//! - [`slow_start`]: how kernel TCP left slow start in a run (HyStart's counters).
 //! - [`run`]: `udt lab link`: run commands in the namespaces, with signal handling.
 //! - [`probe`]: measuring the emulator (UDP echo RTT, UDP blast rate and loss).
 //! - [`calibrate`]: the highest rate the emulator sustains here, as a Markdown report.
@@ -44,6 +45,7 @@ pub mod netns;
 pub mod params;
 pub mod probe;
 pub mod run;
+pub mod slow_start;
 mod tun;
 
 pub use forward::DirectionStats;

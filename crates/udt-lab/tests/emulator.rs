@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use udt_lab::probe::{self, BlastSpec};
+use udt_lab::slow_start::SlowStartExits;
 use udt_lab::{Lab, LinkParams};
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -133,6 +134,11 @@ fn loss_is_binomial() {
 fn kernel_tcp_crosses_the_link() {
     with_root("tcp", || {
         let lab = Lab::start(LinkParams::new(50 * MBIT, Duration::from_millis(10))).unwrap();
+        // HyStart's counters are the namespaces' own: a fresh one has seen no exit.
+        for ns in [lab.a(), lab.b()] {
+            let exits = SlowStartExits::read_in(ns).unwrap();
+            assert_eq!(exits, Some(SlowStartExits::default()), "{}", ns.name());
+        }
         let listener = lab
             .a()
             .run(|| TcpListener::bind((lab.a().addr(), 0)))

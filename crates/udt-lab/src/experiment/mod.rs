@@ -45,6 +45,7 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use crate::flows::{self, FlowResult, FlowSpec, RunOptions};
 use crate::host::HostWatch;
 use crate::params::format_rate;
+use crate::slow_start::SlowStartExits;
 use crate::{Lab, LinkParams};
 
 pub use plot::{Plot, Series};
@@ -264,6 +265,11 @@ pub struct Row {
     /// took (steal, see [`crate::host`]); `None` in reports made before it was measured.
     #[serde(default)]
     pub host_steal: Option<f64>,
+    /// How kernel TCP left slow start during the run, all its TCP senders together (see
+    /// [`crate::slow_start`]); `None` where the counters could not be read, and in reports
+    /// made before they were.
+    #[serde(default)]
+    pub tcp_slow_start: Option<SlowStartExits>,
 }
 
 impl Row {
@@ -424,10 +430,14 @@ fn run_one(
     settings: &Settings,
 ) -> anyhow::Result<Vec<Row>> {
     let drops_before = lab.stats()[DATA_DIRECTION].link.dropped();
+    let exits_before = tcp_slow_start_exits(lab);
     let host = HostWatch::start();
     let results = flows::run_flows(lab, &run.flows, &settings.run)
         .with_context(|| format!("{}: {}", truth.rate_label(), run.label))?;
     let load = host.finish();
+    let tcp_slow_start = exits_before
+        .zip(tcp_slow_start_exits(lab))
+        .map(|(before, after)| after.since(&before));
     let (host_busy, host_steal) = (load.map(|l| l.busy), load.map(|l| l.steal));
     // The forwarder's counters are at most 10 ms old: wait that out so the last drops count.
     std::thread::sleep(Duration::from_millis(20));
@@ -460,9 +470,16 @@ fn run_one(
                 link_drops: Some(link_drops),
                 host_busy,
                 host_steal,
+                tcp_slow_start,
             }
         })
         .collect())
+}
+
+/// HyStart's exits so far in both of `lab`'s namespaces, if both could be read.
+fn tcp_slow_start_exits(lab: &Lab) -> Option<SlowStartExits> {
+    let read = |ns| SlowStartExits::read_in(ns).ok().flatten();
+    Some(read(lab.a())?.plus(&read(lab.b())?))
 }
 
 fn progress_line(truth: &Truth, run: &Run, rows: &[Row]) -> String {

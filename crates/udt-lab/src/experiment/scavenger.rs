@@ -271,6 +271,7 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
             fmt_bps(baseline),
             fmt_bps(comp.goodput()),
             kept.map_or("-".into(), |k| format!("{:.0}%", k * 100.0)),
+            slow_start_exit(comp),
             during.map_or("-".into(), |d| {
                 format!("{} ({:.0}%)", mbit(d), d / capacity * 100.0)
             }),
@@ -306,7 +307,10 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
             title: "The scavenger beside each competitor".into(),
             caption: format!(
                 "Steady goodputs (Mbit/s). Kept: the competitor's goodput beside the scavenger \
-                 over its goodput alone. Scavenger during: its mean rate over the {ms} ms \
+                 over its goodput alone. Left slow start: kernel TCP's HyStart exits in the \
+                 run (the rule and the window, segments), from the namespaces' counters; a \
+                 CUBIC flow that leaves at a few dozen segments takes seconds to fill the \
+                 link. Scavenger during: its mean rate over the {ms} ms \
                  intervals wholly inside the competitor's run, its yield included (and its \
                  share of the link's payload capacity). Yield: from the competitor's start to \
                  the end of the scavenger's first {ms} ms interval below {:.0}% of the link. \
@@ -322,6 +326,7 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
                 "competitor alone",
                 "competitor beside scavenger",
                 "kept",
+                "competitor left slow start",
                 "scavenger during",
                 "yield",
                 "back",
@@ -332,6 +337,15 @@ fn summarize(_settings: &Settings, rows: &[Row]) -> Summary {
             rows: table_rows,
         }],
         plots,
+    }
+}
+
+/// How a TCP competitor left slow start (see [`crate::slow_start`]); `-` for a UDT one or
+/// where the counters were not read.
+fn slow_start_exit(comp: &Row) -> String {
+    match (&comp.tcp_slow_start, comp.protocol.as_str()) {
+        (Some(exits), "TCP") => exits.describe(),
+        _ => "-".into(),
     }
 }
 

@@ -55,6 +55,7 @@ pub(super) fn row(
         link_drops: None,
         host_busy: None,
         host_steal: None,
+        tcp_slow_start: None,
     }
 }
 
