@@ -624,7 +624,10 @@ fn ledbat_yields_to_hystart_cubic_at_1gbit() {
 /// slowly after a 16-round hold kept cubic at 16% at 2 s but would have passed at 2.75 s, and
 /// the lab at a fixed 4 s start took it for a cure (BENCHMARKS.md, session 63). Over these
 /// starts cubic kept 90% at 13 of 16 beside this scavenger, at 4 beside that one; the lab,
-/// its start swept over a cycle, said the same.
+/// its start swept over a cycle, said the same. Since the stand-in grows as Linux does after
+/// a lossless exit (5% a round trip, session 64) it keeps 90% at 14, and 69% and 40% at the
+/// two starts where its slow start ends early (the lab: 40-68% in such runs), where it kept
+/// 54%, 7% and 2% at three before.
 #[test]
 fn ledbat_yields_to_hystart_cubic_arriving_at_any_phase() {
     let mut config = crate::congestion::CubicConfig::default();
@@ -652,8 +655,8 @@ fn ledbat_yields_to_hystart_cubic_arriving_at_any_phase() {
 
 /// What a newcomer keeps of its rate alone, by issue 12's bar (TCP keeps at least 90%).
 const KEPT_BESIDE_SCAVENGER: f64 = 0.9;
-/// At how many of the sixteen starts it must: main's 13, less one for the seeds' sake.
-const KEPT_AT_STARTS: usize = 12;
+/// At how many of the sixteen starts it must: main's 14, less one for the seeds' sake.
+const KEPT_AT_STARTS: usize = 13;
 
 /// What one flow alone keeps of the 1 Gbit/s × 50 ms link in seconds 2-8 through
 /// [`LAB_HOSTS`], for seeds 1-3.
