@@ -116,7 +116,7 @@ impl CubicWindow {
     /// `last_max_cwnd` is 0). A flow that HyStart took out of slow start without a loss
     /// starts its epoch at its own window, where `W_cubic` is flat for seconds; the floor is
     /// what brings such a flow back within seconds instead of minutes (the lab, session 64:
-    /// kernel CUBIC that left slow start at 29-169 segments beside the scavenger kept 40-67%
+    /// kernel CUBIC that left slow start at 28-178 segments beside the scavenger kept 40-68%
     /// of its rate over 8 s at 1 Gbit/s x 50 ms).
     pub(super) fn with_linux_floor(mut self) -> Self {
         self.linux_floor = true;
