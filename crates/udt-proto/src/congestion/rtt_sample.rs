@@ -14,10 +14,11 @@ use super::two_bucket::TwoBucketMin;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
 
-/// Outstanding markers: [`MARKERS_PER_RTT`] per round trip for four round trips of flight.
-const MARKERS: usize = 64;
-/// Markers placed per round trip (each sample carries at most 1/16 RTT of marker spacing).
-const MARKERS_PER_RTT: u32 = 16;
+/// Outstanding markers: the densest spacing a user asks ([`Markers::new`], at most
+/// [`MAX_MARKERS_PER_RTT`]) for four round trips of flight.
+const MARKERS: usize = 256;
+/// The most markers placed per round trip.
+pub(super) const MAX_MARKERS_PER_RTT: u32 = 64;
 
 /// One marked packet: when it left.
 #[derive(Clone, Copy, Debug)]
@@ -33,10 +34,14 @@ pub(super) struct Markers {
     head: usize,
     len: usize,
     last_mark: Option<Instant>,
+    per_rtt: u32,
 }
 
 impl Markers {
-    pub(super) fn new(now: Instant, isn: SeqNumber) -> Self {
+    /// Markers `per_rtt` to a round trip (1 to [`MAX_MARKERS_PER_RTT`]): each sample carries
+    /// up to one spacing of error (the ACK's newest packet left up to a spacing after the
+    /// newest marker it passed), so denser markers give a steadier filtered delay.
+    pub(super) fn new(now: Instant, isn: SeqNumber, per_rtt: u32) -> Self {
         let blank = Marker {
             seq: isn,
             sent_at: now,
@@ -46,13 +51,14 @@ impl Markers {
             head: 0,
             len: 0,
             last_mark: None,
+            per_rtt: per_rtt.clamp(1, MAX_MARKERS_PER_RTT),
         }
     }
 
     /// A new packet `seq` leaves at `now`: mark it if the ring has room and the last marker
-    /// is at least 1/[`MARKERS_PER_RTT`] of `rtt` old.
+    /// is at least one spacing (`rtt` over the markers per round trip) old.
     pub(super) fn on_sent(&mut self, now: Instant, seq: SeqNumber, rtt: Duration) {
-        let spacing = rtt / MARKERS_PER_RTT;
+        let spacing = rtt / self.per_rtt;
         if self.len == MARKERS || self.last_mark.is_some_and(|t| now - t < spacing) {
             return;
         }
@@ -132,6 +138,30 @@ mod tests {
             .wrapping_sub((lateness_ms * 1000) as u32)
             .wrapping_add(offset);
         hold.on_ack(now, stamp)
+    }
+
+    /// Packets every 100 µs for 10 ms, a round trip of 64 ms, and an ACK for the first 25
+    /// of them 60 ms after the first left: the sample is the age of the newest marker the
+    /// ACK passed.
+    fn sample_with(per_rtt: u32) -> Option<Duration> {
+        let t0 = Instant::from_micros(1_000_000);
+        let isn = SeqNumber::new(100);
+        let mut markers = Markers::new(t0, isn, per_rtt);
+        for i in 0..100u32 {
+            let at = t0 + Duration::from_micros(100 * u64::from(i));
+            markers.on_sent(at, isn + i, Duration::from_millis(64));
+        }
+        markers.on_ack(t0 + Duration::from_millis(60), isn + 25)
+    }
+
+    #[test]
+    fn denser_markers_take_the_sample_nearer_the_newest_packet() {
+        // 16 a round trip: one every 4 ms (packets 0, 40, 80); the newest passed is 0.
+        assert_eq!(sample_with(16), Some(Duration::from_millis(60)));
+        // 64: one every 1 ms (0, 10, 20, ...); the newest passed is 20, sent at 2 ms.
+        assert_eq!(sample_with(64), Some(Duration::from_millis(58)));
+        // Beyond the most the ring allows, the densest it allows.
+        assert_eq!(sample_with(1_000), sample_with(MAX_MARKERS_PER_RTT));
     }
 
     #[test]

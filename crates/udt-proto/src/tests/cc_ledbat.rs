@@ -627,7 +627,9 @@ fn ledbat_yields_to_hystart_cubic_at_1gbit() {
 /// its start swept over a cycle, said the same. Since the stand-in grows as Linux does after
 /// a lossless exit (5% a round trip, session 64) it keeps 90% at 14, and 69% and 40% at the
 /// two starts where its slow start ends early (the lab: 40-68% in such runs), where it kept
-/// 54%, 7% and 2% at three before.
+/// 54%, 7% and 2% at three before. Since a slowdown refills to 1.6 ms instead of the queue
+/// it had and an idle queue restarts only once the flow's rate has fallen (session 66) it
+/// keeps 96-108% at all 16.
 #[test]
 fn ledbat_yields_to_hystart_cubic_arriving_at_any_phase() {
     let mut config = crate::congestion::CubicConfig::default();
@@ -655,8 +657,8 @@ fn ledbat_yields_to_hystart_cubic_arriving_at_any_phase() {
 
 /// What a newcomer keeps of its rate alone, by issue 12's bar (TCP keeps at least 90%).
 const KEPT_BESIDE_SCAVENGER: f64 = 0.9;
-/// At how many of the sixteen starts it must: main's 14, less one for the seeds' sake.
-const KEPT_AT_STARTS: usize = 13;
+/// At how many of the sixteen starts it must: all 16 now, less one for the seeds' sake.
+const KEPT_AT_STARTS: usize = 15;
 
 /// What one flow alone keeps of the 1 Gbit/s × 50 ms link in seconds 2-8 through
 /// [`LAB_HOSTS`], for seeds 1-3.

@@ -31,6 +31,9 @@ const MIN_SAMPLES: u32 = 8;
 /// Bounds of the rise that ends slow start (Linux's `HYSTART_DELAY_MIN` and `_MAX`).
 const RISE_MIN: Duration = Duration::from_millis(4);
 const RISE_MAX: Duration = Duration::from_millis(16);
+/// Delay samples per round trip. Linux takes one per ACK; the stand-in's figures beside the
+/// scavenger (BENCHMARKS.md, sessions 62-65) were taken with 16, so it keeps them.
+const MARKERS_PER_RTT: u32 = 16;
 
 /// The delay rule's state: the flow's lowest round trip, and the round in progress.
 #[derive(Clone, Debug)]
@@ -49,7 +52,7 @@ pub(super) struct HyStart {
 impl HyStart {
     pub(super) fn new(now: Instant, isn: SeqNumber) -> Self {
         Self {
-            markers: Markers::new(now, isn),
+            markers: Markers::new(now, isn, MARKERS_PER_RTT),
             hold: AckHold::new(now),
             base: None,
             round_end: isn,

@@ -214,6 +214,7 @@ impl Ledbat {
     pub(super) fn note_cut(&mut self, now: Instant) {
         self.cut_by = Some(self.largest_sent);
         self.last_cut = Some(now);
+        self.refilled = false;
         let rtt = self.rtt();
         if self
             .restart_ended
@@ -269,6 +270,7 @@ impl Ledbat {
         let secs = (now - round.began).as_secs_f64();
         let rate = f64::from(round.acked_from.offset_to(self.last_ack).max(0)) / secs.max(1e-6);
         self.max_rate_pps = rate.max(self.max_rate_pps * (1.0 - RATE_FADE));
+        self.round_rate_pps = rate;
         let rise = queueing - start;
         let shared = queueing > RISE * target && rate < SHARED_RATE * self.max_rate_pps;
         tracing::trace!(
@@ -292,6 +294,7 @@ impl Ledbat {
             );
             self.cwnd_pkts *= keep;
             self.clamp_window();
+            self.restart_wait_rounds = self.restart_wait_rounds.max(ARRIVAL_WAIT_ROUNDS);
         }
     }
 
