@@ -155,44 +155,44 @@
 //!
 //! # What it achieves, and where it falls short
 //!
-//! In the simulator (`tests/cc_ledbat.rs`, one-BDP drop-tail queue): alone at 1 Gbit/s ×
-//! 50 ms it uses ~93% of the link from a cold start (slowdowns included). When a `cubic`
+//! In the simulator (`tests/cc_ledbat.rs`, one-BDP drop-tail queue): alone at 1 Gbit/s
+//! × 50 ms it uses ~93% of the link from a cold start (slowdowns included). When a `cubic`
 //! flow (kernel TCP's stand-in, with or without HyStart) or `model` arrives for 8 s, the
 //! scavenger is under a tenth of the link 0.4-0.5 s later (0.6-0.65 s before session 66's
 //! refill, 0.8-0.85 s before the arrival rule; the other flow alone needs ~0.5 s to reach
 //! half the link), takes 4.3-5.7% of the link while it runs (6.4-6.9% before), and is back
 //! at 80% of the link 0.9-1.8 s after it left; cubic keeps 97-108% and model 98-100% of
 //! what they get alone. At 100 Mbit/s beside `native` it keeps 11-12% (native leaves some
-//! of the link idle). Two scavengers fill the link together,
-//! but the one holding the queue keeps most of it. In the lab on a quiet day (`udt lab run
-//! scavenger`, docs/lab/scavenger, 100 ms intervals, session 61) beside kernel BBR and
-//! `model` it was under a tenth of the link 0.7-1.0 s after their start, took 7-11% of the
-//! link while they ran, was back at 80% 0.7-2.0 s after they left (15 runs of 15 beside
-//! BBR), and they kept 97-101% of their rate alone; alone it moved 88-93% of the link.
-//! Issue 12 asks for 0.5 s and 5%: the few round trips before a newcomer's queue stands out
-//! of the delay noise cost most of that share. Short of it too: a kernel CUBIC that left
-//! slow start early (HyStart, on the rise of the scavenger's queue before the arrival rule
-//! cut it) creeps up without the sudden rise the arrival rule needs, and the scavenger then
-//! takes seconds and a fifth to a half of the link, or gives way and restarts into it 0.8 s
-//! later (such a CUBIC keeps no queue). In session 61's quiet lab CUBIC kept 61-100% of its
-//! rate alone over 14 pairs (median 87%), in session 62's 60-100% over 14 (median 97%), both
-//! with CUBIC starting 4 s in; the simulator's `cubic` with HyStart showed the same in three
-//! seeds of five until the arrival threshold came down to 1.5 ms where the queue is quiet
-//! (`ledbat/contest.rs`), and the lab's emulator holds it at 3 ms in most rounds. In the lab every early exit traced came
-//! with a refill of a drained queue (a slowdown's ramp, an idle-queue restart) in CUBIC's
-//! first few hundred milliseconds; the simulator's host stalls drain the queue far more
-//! often, and its `cubic` fails far more often there (BENCHMARKS.md, session 62). Those lab
-//! figures had CUBIC start 4 s in, which meets the slowdowns (nearly the same times in every
-//! run) at one phase: a refill that came back slowly after a hold looked cured there and
-//! failed a few hundred milliseconds later in the cycle, as the simulator had said
-//! (session 63). Changes to the scavenger's yield are judged in the lab with the start swept
-//! over a slowdown cycle (`scripts/bench-scavenger.sh`), and in the simulator over start
-//! times, not at one. So judged, with the refill to 1.6 ms and the idle-queue rule's rate
-//! condition (session 66), CUBIC kept under 90% of its rate alone in 1 run of 40 (0 of 8
-//! with this code, 1 of 32 with the condition after any cut), against main's 16 of 40 in the
-//! same sittings. The price: alone the scavenger moved 815 Mbit/s against main's 898 (one
-//! sitting of 8), and once in 8 runs it was not back at 80% of the link in the 4 s after
-//! CUBIC left.
+//! of the link idle). Two scavengers fill the link together, but the one holding the queue
+//! keeps most of it. In the lab on a quiet day (`udt lab run scavenger`,
+//! docs/lab/scavenger, 100 ms intervals, session 61) beside kernel BBR and `model` it was
+//! under a tenth of the link 0.7-1.0 s after their start, took 7-11% of the link while they
+//! ran, was back at 80% 0.7-2.0 s after they left (15 runs of 15 beside BBR), and they kept
+//! 97-101% of their rate alone; alone it moved 88-93% of the link. Issue 12 asks for 0.5 s
+//! and 5%: the few round trips before a newcomer's queue stands out of the delay noise cost
+//! most of that share. Short of it too: a kernel CUBIC that left slow start early (HyStart,
+//! on the rise of the scavenger's queue before the arrival rule cut it) creeps up without
+//! the sudden rise the arrival rule needs, and the scavenger then takes seconds and a fifth
+//! to a half of the link, or gives way and restarts into it 0.8 s later (such a CUBIC keeps
+//! no queue). In session 61's quiet lab CUBIC kept 61-100% of its rate alone over 14 pairs
+//! (median 87%), in session 62's 60-100% over 14 (median 97%), both with CUBIC starting 4 s
+//! in; the simulator's `cubic` with HyStart showed the same in three seeds of five until
+//! the arrival threshold came down to 1.5 ms where the queue is quiet
+//! (`ledbat/contest.rs`), and the lab's emulator holds it at 3 ms in most rounds. In the
+//! lab every early exit traced came with a refill of a drained queue (a slowdown's ramp, an
+//! idle-queue restart) in CUBIC's first few hundred milliseconds; the simulator's host
+//! stalls drain the queue far more often, and its `cubic` fails far more often there
+//! (BENCHMARKS.md, session 62). Those lab figures had CUBIC start 4 s in, which meets the
+//! slowdowns (nearly the same times in every run) at one phase: a refill that came back
+//! slowly after a hold looked cured there and failed a few hundred milliseconds later in
+//! the cycle, as the simulator had said (session 63). Changes to the scavenger's yield are
+//! judged in the lab with the start swept over a slowdown cycle
+//! (`scripts/bench-scavenger.sh`), and in the simulator over start times, not at one. So
+//! judged, with the refill to 1.6 ms and the idle-queue rule's rate condition (session 66),
+//! CUBIC kept under 90% of its rate alone in 1 run of 40 (0 of 8 with this code, 1 of 32
+//! with the condition after any cut), against main's 16 of 40 in the same sittings. The
+//! price: alone the scavenger moved 815 Mbit/s against main's 898 (one sitting of 8), and
+//! once in 8 runs it was not back at 80% of the link in the 4 s after CUBIC left.
 //!
 //! Every hook is O(1) amortised (markers are pushed once and popped once; the base history
 //! is a fixed array of [`LedbatConfig::base_history`] ≤ 60 buckets).
