@@ -36,6 +36,20 @@ impl Script {
         }
     }
 
+    /// A flow with slowdowns, out of its first slow start against a queue at the target, one
+    /// sample a filter: a scripted round of a few packets carries one marker, and the default
+    /// filter would still hold the base round's sample when the first slowdown begins.
+    fn out_of_slow_start() -> Self {
+        let mut config = LedbatConfig::default();
+        config.current_filter(1);
+        let mut s = Self::new(config);
+        s.round(BASE_RTT);
+        while s.cc.in_slow_start() {
+            s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
+        }
+        s
+    }
+
     /// A steady scavenger after one round at the base delay and `rounds` with a queue above
     /// the target (slow start over).
     fn queued(rounds: u32) -> Self {
@@ -324,13 +338,7 @@ fn an_idle_queue_restarts_slow_start() {
 /// wait that follows the cut).
 #[test]
 fn an_idle_queue_after_a_refill_restarts_only_after_a_cut() {
-    let mut config = LedbatConfig::default();
-    config.current_filter(1);
-    let mut s = Script::new(config);
-    s.round(BASE_RTT);
-    while s.cc.in_slow_start() {
-        s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
-    }
+    let mut s = Script::out_of_slow_start();
     while !matches!(s.cc.phase(), LedbatPhase::Slowdown { .. }) {
         s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
     }
@@ -501,15 +509,7 @@ fn config_setters_clamp() {
 
 #[test]
 fn slowdowns_hold_a_quarter_then_ramp_back_to_a_small_queue_and_space_out() {
-    // One sample a filter: a scripted round of a few packets carries one marker, and the
-    // default filter would still hold the base round's sample when the slowdown begins.
-    let mut config = LedbatConfig::default();
-    config.current_filter(1);
-    let mut s = Script::new(config);
-    s.round(BASE_RTT);
-    while s.cc.in_slow_start() {
-        s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
-    }
+    let mut s = Script::out_of_slow_start();
     // The first slowdown comes two round trips after slow start.
     let exit = s.now;
     let window = s.cc.window_pkts();
