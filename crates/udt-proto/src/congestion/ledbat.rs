@@ -228,9 +228,7 @@ const SLOW_START_EXIT: f64 = 0.25;
 const RESTART_FROM: f64 = 0.125;
 /// Slow start resumes after the queueing delay stayed below this fraction of the target for
 /// [`IDLE_ROUNDS`] round trips (and, after a slowdown's refill, the flow delivers less than
-/// [`FULL_RATE`] of the best rate it has seen). At a 32nd, with the rate condition always
-/// on, the lab's scavenger missed its competitor's departure in 7 runs of 40 (BENCHMARKS.md,
-/// session 66; which of the two did it was not traced).
+/// [`FULL_RATE`] of the best rate it has seen; why not lower: the module doc's slowdown).
 const IDLE_QUEUE: f64 = 0.0625;
 /// A round that delivered this share of the best rate seen had the path to itself: an idle
 /// queue then means the window just fills it (a slowdown's refill), not that others left.
@@ -719,8 +717,7 @@ impl Ledbat {
     /// Whether a slowdown's refill still fills the path: no cut since, and the last round
     /// judged delivered near the best rate seen. After a cut the window is below what filled
     /// the path, and an idle queue restarts whatever the rate: a rule-(a) cut leaves 81-87%
-    /// of it, above the condition, and with the condition after any cut the lab's scavenger
-    /// alone moved 766 Mbit/s against main's 884 (BENCHMARKS.md, session 66).
+    /// of the rate, above [`FULL_RATE`].
     fn path_full(&self) -> bool {
         self.refilled
             && self.max_rate_pps > 0.0

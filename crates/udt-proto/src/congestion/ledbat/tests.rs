@@ -309,10 +309,7 @@ fn an_idle_queue_restarts_slow_start() {
     assert!(!s.cc.in_slow_start());
     // The competing traffic left: the queue is empty for two round trips and more. The
     // scripted jump to the queue above was a rise the contest rules cut, so the restart also
-    // waits out the 16 round trips after that cut, counted from it. The flow had the path
-    // to itself at several times its rate now (a script has no bottleneck: its rate is the
-    // window over the round trip).
-    s.cc.max_rate_pps = s.cc.round_rate_pps * 8.0;
+    // waits out the 16 round trips after that cut, counted from it.
     let cut = s.cc.last_cut.expect("the scripted rise is cut");
     let rtt = BASE_RTT + Duration::from_micros(100);
     let mut rounds = 0;
