@@ -368,6 +368,41 @@ fn an_idle_queue_after_a_refill_restarts_only_after_a_cut() {
     }
 }
 
+/// A slowdown that began with no standing queue (the window was already under the path,
+/// after cuts) refills to that window: it does not fill the path, and an idle queue after
+/// it restarts (after the wait that follows the last cut) whatever the rate. Held back by
+/// the rate condition, the lab's scavenger alone stayed under the path for 4.7 s
+/// (BENCHMARKS.md, session 66's traced lone run).
+#[test]
+fn an_idle_queue_after_a_refill_from_no_queue_restarts() {
+    let mut s = Script::out_of_slow_start();
+    let queued = BASE_RTT + LedbatConfig::DEFAULT_TARGET;
+    while s.cc.next_slowdown.is_some_and(|at| at - s.now > queued * 2) {
+        s.round(queued);
+    }
+    // The queue empties just before the slowdown is due.
+    while !matches!(s.cc.phase(), LedbatPhase::Slowdown { .. }) {
+        s.round(BASE_RTT);
+    }
+    assert!(!s.cc.refill_from_queue);
+    while !s.cc.in_slow_start() {
+        s.round(BASE_RTT);
+    }
+    while s.cc.in_slow_start() {
+        s.round(BASE_RTT);
+    }
+    assert!(!s.cc.refilled);
+    let mut rounds = 0;
+    while !s.cc.in_slow_start() {
+        s.round(BASE_RTT);
+        rounds += 1;
+        assert!(
+            rounds <= ARRIVAL_WAIT_ROUNDS + IDLE_ROUNDS,
+            "no restart {rounds} rounds after the refill"
+        );
+    }
+}
+
 #[test]
 fn loss_halves_the_window_once_per_round_trip() {
     let mut s = Script::new(steady());
