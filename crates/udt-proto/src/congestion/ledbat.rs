@@ -115,7 +115,11 @@
 //!   (1.6 ms), not at the queue the flow had: rebuilt to the full 25 ms it ended such slow
 //!   starts at 28-178 segments in the lab, and to an eighth (3.1 ms) still at 90-104 when
 //!   the slowdown came a few round trips after the newcomer's start (BENCHMARKS.md,
-//!   sessions 64 and 66). After it the queue grows by LEDBAT's packet a round trip. A
+//!   sessions 64 and 66). The ramp is paced no faster than the window it returns to a
+//!   round trip: at slow start's pacing (twice the window) its last round left at up to
+//!   twice the path's rate, a queue that builds and drains within the round, and the
+//!   newcomer's slow starts that still ended early (30-148 segments, traced) all had the
+//!   slowdown 0-0.25 s after their start (session 67). After it the queue grows by LEDBAT's packet a round trip. A
 //!   refilled queue reads as idle, hence the idle-queue rule's rate condition after it: at
 //!   a quarter of the target and no rate condition it slow-started a window that already
 //!   filled the path into 26-35 ms of queue. With the idle level at a 32nd (0.8 ms) and the
@@ -137,8 +141,9 @@
 //!   retransmissions at the controller's period, so a window stuck at two would repair
 //!   losses at two packets a round trip).
 //!
-//! Pacing: the window per current round trip times 1.25 (2 in slow start), so packets leave
-//! evenly instead of in window-sized bursts that a shallow queue would drop.
+//! Pacing: the window per current round trip times 1.25 (2 in slow start, and in a ramp no
+//! more than the window it returns to), so packets leave evenly instead of in window-sized
+//! bursts that a shallow queue would drop.
 //!
 //! # The target
 //!
@@ -198,7 +203,10 @@
 //! only if its slowdown began with a standing queue (a refill of a window already under the
 //! path had held a lone flow there for seconds): against the code before it, in one sitting
 //! of 16 pairs with the start swept, CUBIC was under 90% in 1 run (89%) against 3 (65-73%),
-//! and the scavenger alone moved 843 Mbit/s against 816 (medians).
+//! and the scavenger alone moved 843 Mbit/s against 816 (medians); over four sittings that
+//! code still left CUBIC under 90% in 9 runs of 52. With the ramp paced no faster than the
+//! window it returns to (session 67), 1 of 16 against 4 in one sitting, alone 838 against
+//! 843 Mbit/s.
 //!
 //! Every hook is O(1) amortised (markers are pushed once and popped once; the base history
 //! is a fixed array of [`LedbatConfig::base_history`] ≤ 60 buckets).
@@ -590,13 +598,21 @@ impl Ledbat {
     }
 
     /// The inter-packet period in microseconds: the round trip over the paced window.
+    ///
+    /// A ramp goes back to a window that filled the path (`ssthresh`), and is paced no
+    /// faster than that window a round trip: at slow start's gain its last round left at up
+    /// to twice the path's rate, a queue that builds and drains within the round, which a
+    /// newcomer's HyStart can take for a full path (BENCHMARKS.md, session 67).
     pub fn period_us(&self) -> f64 {
-        let gain = if self.in_slow_start() {
-            SLOW_START_PACING_GAIN
-        } else {
-            PACING_GAIN
+        let paced = match self.phase {
+            LedbatPhase::SlowStart {
+                ramp: true,
+                ssthresh,
+            } => (SLOW_START_PACING_GAIN * self.cwnd_pkts).min(ssthresh.max(self.cwnd_pkts)),
+            LedbatPhase::SlowStart { .. } => SLOW_START_PACING_GAIN * self.cwnd_pkts,
+            _ => PACING_GAIN * self.cwnd_pkts,
         };
-        self.rtt().as_secs_f64() * 1e6 / (gain * self.cwnd_pkts)
+        self.rtt().as_secs_f64() * 1e6 / paced
     }
 
     /// Phase changes that ACKs drive: slow start's exit, the idle-queue restart, and the

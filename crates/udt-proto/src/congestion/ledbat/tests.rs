@@ -403,6 +403,39 @@ fn an_idle_queue_after_a_refill_from_no_queue_restarts() {
     }
 }
 
+/// A slowdown's ramp goes back to a window that filled the path, and is paced no faster
+/// than that window a round trip: at slow start's gain its last round left at up to twice
+/// the path's rate, and a newcomer's HyStart took the queue that built and drained within
+/// it for a full path (BENCHMARKS.md, session 67).
+#[test]
+fn a_ramp_is_paced_no_faster_than_the_window_it_returns_to() {
+    let mut s = Script::out_of_slow_start();
+    while !matches!(s.cc.phase(), LedbatPhase::Slowdown { .. }) {
+        s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
+    }
+    let LedbatPhase::Slowdown { restore, .. } = s.cc.phase() else {
+        unreachable!("the loop ends in a slowdown")
+    };
+    while !s.cc.in_slow_start() {
+        s.round(BASE_RTT);
+    }
+    let mut capped = false;
+    while s.cc.in_slow_start() {
+        // Never slower than the window itself allows (a script's window is a few packets,
+        // and the hold's quarter of it can sit above its own target).
+        let window = s.cc.window_pkts();
+        let path_us = s.cc.rtt().as_secs_f64() * 1e6 / restore.max(window);
+        let period = s.cc.period_us();
+        assert!(
+            period >= path_us * (1.0 - 1e-9),
+            "{period} µs < {path_us} µs"
+        );
+        capped |= 2.0 * window > restore.max(window);
+        s.round(BASE_RTT);
+    }
+    assert!(capped, "the ramp never reached half its window");
+}
+
 #[test]
 fn loss_halves_the_window_once_per_round_trip() {
     let mut s = Script::new(steady());
