@@ -115,18 +115,18 @@
 //!   (1.6 ms), not at the queue the flow had: rebuilt to the full 25 ms it ended such slow
 //!   starts at 28-178 segments in the lab, and to an eighth (3.1 ms) still at 90-104 when
 //!   the slowdown came a few round trips after the newcomer's start (BENCHMARKS.md,
-//!   sessions 64 and 66). The ramp is paced no faster than the window it returns to a
-//!   round trip: at slow start's pacing (twice the window) its last round left at up to
-//!   twice the path's rate, a queue that builds and drains within the round, and the
-//!   newcomer's slow starts that still ended early (30-148 segments, traced) all had the
-//!   slowdown 0-0.25 s after their start (session 67). After it the queue grows by LEDBAT's packet a round trip. A
-//!   refilled queue reads as idle, hence the idle-queue rule's rate condition after it: at
-//!   a quarter of the target and no rate condition it slow-started a window that already
-//!   filled the path into 26-35 ms of queue. With the idle level at a 32nd (0.8 ms) and the
-//!   rate condition after any cut, the lab's scavenger missed its competitor's departure
-//!   and stayed under 80% of the link for the 4 s left in 7 runs of 40, and alone it moved
-//!   87% of main's rate (likely creeping back at a packet a round trip after the lab's
-//!   noise cuts; not traced). It is skipped while losses are being repaired and never
+//!   sessions 64 and 66). The ramp is paced no faster than the window it returns to a round
+//!   trip: at slow start's pacing (twice the window) its last round left at up to twice the
+//!   path's rate, a queue that builds and drains within the round, and the newcomer's slow
+//!   starts that still ended early (30-148 segments, traced) all had the slowdown 0-0.25 s
+//!   after their start (session 67). After it the queue grows by LEDBAT's packet a round
+//!   trip. A refilled queue reads as idle, hence the idle-queue rule's rate condition after
+//!   it: at a quarter of the target and no rate condition it slow-started a window that
+//!   already filled the path into 26-35 ms of queue. With the idle level at a 32nd (0.8 ms)
+//!   and the rate condition after any cut, the lab's scavenger missed its competitor's
+//!   departure and stayed under 80% of the link for the 4 s left in 7 runs of 40, and alone
+//!   it moved 87% of main's rate (likely creeping back at a packet a round trip after the
+//!   lab's noise cuts; not traced). It is skipped while losses are being repaired and never
 //!   follows a slow start directly.
 //! * the window grows only while the flow used it (RFC 6817's `flightsize + ALLOWED_INCREASE`
 //!   rule, stated for UDT's ACKs, which cover many packets): if the packets in flight when the
