@@ -109,6 +109,29 @@ impl Script {
         self.ack_all(rtt);
     }
 
+    /// The rest of a slowdown, its hold and its ramp back, at the base delay (the hold
+    /// drains the queue).
+    fn finish_slowdown(&mut self) {
+        while !self.cc.in_slow_start() {
+            self.round(BASE_RTT);
+        }
+        while self.cc.in_slow_start() {
+            self.round(BASE_RTT);
+        }
+    }
+
+    /// Rounds at the base delay (an idle queue) until slow start restarts: how many, at
+    /// most `most` (`after` names the event counted from in the failure).
+    fn rounds_to_restart(&mut self, most: u32, after: &str) -> u32 {
+        let mut rounds = 0;
+        while !self.cc.in_slow_start() {
+            self.round(BASE_RTT);
+            rounds += 1;
+            assert!(rounds <= most, "no restart {rounds} rounds after {after}");
+        }
+        rounds
+    }
+
     /// One round on the base path with `queue` on the way out, whose ACK waited `wait` at
     /// the receiver after the last packet arrived; stamped with that arrival on a receiver
     /// clock far from ours if `stamped` (as our peers do; 4.11 does not).
@@ -312,15 +335,7 @@ fn an_idle_queue_restarts_slow_start() {
     // waits out the 16 round trips after that cut, counted from it.
     let cut = s.cc.last_cut.expect("the scripted rise is cut");
     let rtt = BASE_RTT + Duration::from_micros(100);
-    let mut rounds = 0;
-    while !s.cc.in_slow_start() {
-        s.round(BASE_RTT);
-        rounds += 1;
-        assert!(
-            rounds <= ARRIVAL_WAIT_ROUNDS,
-            "no restart after {rounds} idle rounds"
-        );
-    }
+    let rounds = s.rounds_to_restart(ARRIVAL_WAIT_ROUNDS, "the queue emptied");
     assert!(rounds > IDLE_ROUNDS);
     let waited = s.now - cut;
     assert!(
@@ -340,12 +355,7 @@ fn an_idle_queue_after_a_refill_restarts_only_after_a_cut() {
         s.round(BASE_RTT + LedbatConfig::DEFAULT_TARGET);
     }
     // The hold drains the queue, and it stays empty from here on.
-    while !s.cc.in_slow_start() {
-        s.round(BASE_RTT);
-    }
-    while s.cc.in_slow_start() {
-        s.round(BASE_RTT);
-    }
+    s.finish_slowdown();
     for _ in 0..(ARRIVAL_WAIT_ROUNDS + 8) {
         s.round(BASE_RTT);
         assert!(!s.cc.in_slow_start());
@@ -357,15 +367,7 @@ fn an_idle_queue_after_a_refill_restarts_only_after_a_cut() {
     s.round(BASE_RTT + ms(4));
     let kept = s.cc.window_pkts() / before;
     assert!(kept > FULL_RATE && kept < 0.9, "kept {kept}");
-    let mut rounds = 0;
-    while !s.cc.in_slow_start() {
-        s.round(BASE_RTT);
-        rounds += 1;
-        assert!(
-            rounds <= ARRIVAL_WAIT_ROUNDS + IDLE_ROUNDS,
-            "no restart {rounds} rounds after the cut"
-        );
-    }
+    s.rounds_to_restart(ARRIVAL_WAIT_ROUNDS + IDLE_ROUNDS, "the cut");
 }
 
 /// A slowdown that began with no standing queue (the window was already under the path,
@@ -385,28 +387,15 @@ fn an_idle_queue_after_a_refill_from_no_queue_restarts() {
         s.round(BASE_RTT);
     }
     assert!(!s.cc.refill_from_queue);
-    while !s.cc.in_slow_start() {
-        s.round(BASE_RTT);
-    }
-    while s.cc.in_slow_start() {
-        s.round(BASE_RTT);
-    }
+    s.finish_slowdown();
     assert!(!s.cc.refilled);
-    let mut rounds = 0;
-    while !s.cc.in_slow_start() {
-        s.round(BASE_RTT);
-        rounds += 1;
-        assert!(
-            rounds <= ARRIVAL_WAIT_ROUNDS + IDLE_ROUNDS,
-            "no restart {rounds} rounds after the refill"
-        );
-    }
+    s.rounds_to_restart(ARRIVAL_WAIT_ROUNDS + IDLE_ROUNDS, "the refill");
 }
 
 /// A slowdown's ramp goes back to a window that filled the path, and is paced no faster
 /// than that window a round trip: at slow start's gain its last round left at up to twice
-/// the path's rate, and a newcomer's HyStart took the queue that built and drained within
-/// it for a full path (BENCHMARKS.md, session 67).
+/// the path's rate, and a newcomer's HyStart can take the queue that builds and drains
+/// within it for a full path (BENCHMARKS.md, session 67).
 #[test]
 fn a_ramp_is_paced_no_faster_than_the_window_it_returns_to() {
     let mut s = Script::out_of_slow_start();
