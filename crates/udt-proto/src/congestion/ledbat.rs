@@ -205,8 +205,8 @@
 //! of 16 pairs with the start swept, CUBIC was under 90% in 1 run (89%) against 3 (65-73%),
 //! and the scavenger alone moved 843 Mbit/s against 816 (medians); over four sittings that
 //! code still left CUBIC under 90% in 9 runs of 52. With the ramp paced no faster than the
-//! window it returns to (session 67), 2 of 24 against 4 in two sittings, alone 838-861
-//! against 843-853 Mbit/s.
+//! window it returns to (session 67), 3 of 32 against 4 in three sittings (no clear gain),
+//! alone 838-861 against 828-853 Mbit/s.
 //!
 //! Every hook is O(1) amortised (markers are pushed once and popped once; the base history
 //! is a fixed array of [`LedbatConfig::base_history`] ≤ 60 buckets).
