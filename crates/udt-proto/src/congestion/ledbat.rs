@@ -733,7 +733,7 @@ impl Ledbat {
     fn begin_slowdown(&mut self, now: Instant) {
         tracing::debug!(cwnd = self.cwnd_pkts, "ledbat: slowdown");
         let restore = self.refill_window();
-        self.refill_from_queue = self.queueing_delay() >= self.config.target.mul_f64(REFILL_QUEUE);
+        self.refill_from_queue = self.queueing_delay() >= self.refill_level();
         self.phase = LedbatPhase::Slowdown {
             until: now + self.rtt() * SLOWDOWN_ROUNDS,
             restore,
@@ -760,12 +760,16 @@ impl Ledbat {
     fn refill_window(&self) -> f64 {
         match (self.filters.current(), self.filters.base()) {
             (Some(current), Some(base)) if current > base => {
-                let refill = self.config.target.as_secs_f64() * REFILL_QUEUE;
-                let keep = (base.as_secs_f64() + refill) / current.as_secs_f64();
+                let keep = (base + self.refill_level()).as_secs_f64() / current.as_secs_f64();
                 self.cwnd_pkts * keep.min(1.0)
             }
             _ => self.cwnd_pkts,
         }
+    }
+
+    /// The queue a slowdown refills to: [`REFILL_QUEUE`] of the target.
+    fn refill_level(&self) -> Duration {
+        self.config.target.mul_f64(REFILL_QUEUE)
     }
 
     /// The window after `newly` packets were acknowledged with `flight` in flight before.
