@@ -61,12 +61,16 @@
 //!   slow as its increase, which on a long fat path takes minutes to yield.
 //! * **someone else arrived** (congestion avoidance, judged once per round trip, from the
 //!   third round after slow start or a ramp): the flow's own window barely moves there, so
-//!   (a) a queue that rose by more than an eighth of the target over the round is cut by
-//!   `rise / target` (1/8 to 1/2), whether or not it is above the target, and (b) a round
-//!   that delivered less than 80% of the best rate seen while a queue stands
-//!   (the link is busy, and not with this flow) is cut by 1/8. Rule (a) is what yields to a
-//!   flow in slow start before it finds the queue full; rule (b) is what yields to flows that
-//!   keep almost no queue (BBR-like, our `model`), which a target alone never sees.
+//!   (a) a queue that rose by more than an eighth of the target over a round that
+//!   delivered less than 90% of the best rate seen, or after a round that rose by a third
+//!   of that (a slow start doubles a round trip), is cut by `rise / target` (1/8 to 1/2),
+//!   whether or not it is above the target (a lone rise at the full rate is the flow's own
+//!   queue or the path's delay noise: cut on the rise alone, the lab's scavenger alone lost
+//!   a tenth of its rate to such cuts), and (b) a round that delivered less than 80% of the
+//!   best rate seen while a queue stands (the link is busy, and not with this flow) is cut
+//!   by 1/8. Rule (a) is what yields to a flow in slow start before it finds the queue
+//!   full; rule (b) is what yields to flows that keep almost no queue (BBR-like, our
+//!   `model`), which a target alone never sees.
 //!   (c) **An arrival**: from the third round on, a queue that stands 1.5-3 ms (from a
 //!   sixteenth to an eighth of the target, twice the queue's usual spread within a round)
 //!   above the lowest mean of the last three rounds for a whole round trip, more than the

@@ -13,9 +13,26 @@ use crate::seq::SeqNumber;
 use crate::time::Instant;
 
 /// In congestion avoidance the flow's own window barely moves, so a rise of the queueing
-/// delay by more than this fraction of the target over one round trip is someone else's
-/// traffic arriving: cut as if the queue stood that far above the target.
+/// delay by more than this fraction of the target over one round trip, in a round that
+/// delivered less than [`RISE_RATE`] of the best rate seen or after a round that rose by
+/// [`RISE_BEFORE`], is someone else's traffic arriving: cut as if the queue stood that far
+/// above the target.
 const RISE: f64 = 0.125;
+/// A rise counts (see [`RISE`]) in a round that delivered less than this share of the best
+/// rate seen (or after a rising round, [`RISE_BEFORE`]): at a busy bottleneck whoever adds
+/// to the queue takes the flow's rate, and a lone rise at the flow's full rate is its own
+/// packets or the path's delay noise. Alone in the lab (1 Gbit/s x 50 ms) a flow met about
+/// ten rule-(a) cuts in 16 s, 9 of 10 traced in rounds at 0.89-1.0 of its best rate on
+/// rises just over the threshold, each leaving the window 13-22% under the path for the 16
+/// round trips before an idle queue may restart (BENCHMARKS.md, sessions 68 and 69).
+const RISE_RATE: f64 = 0.9;
+/// A rise at the full rate still counts (see [`RISE`]) after a round whose queue rose by
+/// this much of the target (1 ms at 25 ms): a newcomer in slow start doubles its packets a
+/// round trip, so the round before rose too, while before the lab's noise rises the queue
+/// had mostly held or fallen (at most 0.6 ms up, nine of nine traced in session 68). Traced
+/// in session 69 it caught a kernel CUBIC's start a round before the rate showed it, and
+/// let two of a lone flow's noise rises through in 16 s (BENCHMARKS.md, session 69).
+const RISE_BEFORE: f64 = RISE / 3.0;
 /// The rounds after slow start (or a slowdown's ramp) that neither the rise nor the rate
 /// rule judges: what was sent at the end of the ramp is still reaching the queue.
 const SETTLE_ROUNDS: u32 = 2;
@@ -92,6 +109,8 @@ pub(super) struct Round {
     began: Instant,
     /// The queueing delay when it began, seconds.
     queue: f64,
+    /// How far the queue rose over the round before (seconds; 0 for the first).
+    rise_before: f64,
     /// Rounds since congestion avoidance began.
     index: u32,
 }
@@ -239,7 +258,8 @@ impl Ledbat {
     }
 
     /// Once per round trip in congestion avoidance: a queue that rose by more than [`RISE`]
-    /// of the target is cut as if it stood that far above the target (see the module doc);
+    /// of the target in a round that delivered less than [`RISE_RATE`] of the best rate is
+    /// cut as if it stood that far above the target (see the module doc);
     /// and a queue that stands [`ARRIVAL_RISE`] above the floor of the last rounds for a
     /// round trip, judged at every ACK, is an arrival.
     pub(super) fn check_rise(&mut self, now: Instant, queueing: f64, target: f64) {
@@ -249,7 +269,7 @@ impl Ledbat {
             return;
         }
         let Some(round) = self.round else {
-            self.begin_round(now, queueing, 0);
+            self.begin_round(now, queueing, 0, 0.0);
             return;
         };
         // The settling rounds' queue is still the ramp's, not a floor to rise from.
@@ -261,17 +281,16 @@ impl Ledbat {
         if self.last_ack <= round.end {
             return;
         }
-        self.begin_round(now, queueing, round.index.saturating_add(1));
+        let rise = queueing - round.queue;
+        self.begin_round(now, queueing, round.index.saturating_add(1), rise);
         // The first rounds still carry slow start's (or the ramp's) overshoot and rate.
         if round.index < SETTLE_ROUNDS {
             return;
         }
-        let start = round.queue;
         let secs = (now - round.began).as_secs_f64();
         let rate = f64::from(round.acked_from.offset_to(self.last_ack).max(0)) / secs.max(1e-6);
         self.max_rate_pps = rate.max(self.max_rate_pps * (1.0 - RATE_FADE));
         self.round_rate_pps = rate;
-        let rise = queueing - start;
         let shared = queueing > RISE * target && rate < SHARED_RATE * self.max_rate_pps;
         tracing::trace!(
             queue_ms = queueing * 1e3,
@@ -282,7 +301,9 @@ impl Ledbat {
             arrival_ms = self.floor.arrival_rise(target) * 1e3,
             "ledbat: round"
         );
-        if (rise > RISE * target || shared) && self.may_cut(now) {
+        let rise_cut = rise > RISE * target
+            && (rate < RISE_RATE * self.max_rate_pps || round.rise_before > RISE_BEFORE * target);
+        if (rise_cut || shared) && self.may_cut(now) {
             self.note_cut(now);
             let keep = 1.0 - (rise / target).clamp(MIN_CUT, MAX_CUT);
             tracing::debug!(
@@ -306,13 +327,15 @@ impl Ledbat {
         }
     }
 
-    /// A round trip of congestion avoidance begins now, the `index`th since it began.
-    fn begin_round(&mut self, now: Instant, queueing: f64, index: u32) {
+    /// A round trip of congestion avoidance begins now, the `index`th since it began, after
+    /// a round whose queue rose by `rise_before`.
+    fn begin_round(&mut self, now: Instant, queueing: f64, index: u32, rise_before: f64) {
         self.round = Some(Round {
             end: self.largest_sent,
             acked_from: self.last_ack,
             began: now,
             queue: queueing,
+            rise_before,
             index,
         });
         if index >= SETTLE_ROUNDS {
