@@ -258,8 +258,9 @@ impl Ledbat {
     }
 
     /// Once per round trip in congestion avoidance: a queue that rose by more than [`RISE`]
-    /// of the target in a round that delivered less than [`RISE_RATE`] of the best rate is
-    /// cut as if it stood that far above the target (see the module doc);
+    /// of the target in a round that delivered less than [`RISE_RATE`] of the best rate, or
+    /// after a round that rose by [`RISE_BEFORE`], is cut as if it stood that far above the
+    /// target (see the module doc);
     /// and a queue that stands [`ARRIVAL_RISE`] above the floor of the last rounds for a
     /// round trip, judged at every ACK, is an arrival.
     pub(super) fn check_rise(&mut self, now: Instant, queueing: f64, target: f64) {
