@@ -61,6 +61,9 @@ const MIN_SLEEP: Duration = Duration::from_micros(200);
 const MAX_HOLD: Duration = Duration::from_millis(4);
 /// …and at most this fraction of the smallest smoothed RTT among the connections driven.
 const HOLD_RTT_DIVISOR: u32 = 4;
+/// A read of at least this many datagrams means arrivals outpace the port's wake-ups: it
+/// then holds for the whole hold, whatever its next deadline (see `Driver::hold`).
+const STREAM_DATAGRAMS: usize = 32;
 /// Receive batches handled before timers and sends get their turn.
 const MAX_RECV_BATCHES: usize = 8;
 /// I/O thread stack: the loop needs little, and a process may run a thousand multiplexers.
@@ -335,17 +338,14 @@ impl Driver {
             (a, b) => a.or(b),
         };
         let hold = self.hold();
+        let streaming = self.received >= STREAM_DATAGRAMS;
         self.received = 0;
         self.out.rtt_floor = Duration::MAX;
         if left.is_some_and(|l| l.is_zero()) || self.mux.has_pending() {
             return;
         }
-        // Holding: sleep until the next deadline, the socket unwatched, if it is within the
-        // hold; else watch the socket.
-        let socket = match (hold, left) {
-            (Some(h), Some(l)) if l <= h => None,
-            _ => Some(self.out.fd),
-        };
+        let (watch, left) = sleep_plan(hold, left, streaming);
+        let socket = watch.then_some(self.out.fd);
         self.mux.sleeping.store(true, SeqCst);
         if !self.mux.has_pending() {
             let timeout = left.map(|l| l.max(MIN_SLEEP));
@@ -379,6 +379,14 @@ impl Driver {
     /// (`Connection::reads_may_wait`: its peer's start-up times delivery by our ACKs'
     /// spacing, which a hold bunches).
     ///
+    /// A port whose last read found a long train ([`STREAM_DATAGRAMS`]) holds for the whole
+    /// hold even when its next deadline is further off: at 1 Gbit/s on a shaped path the
+    /// receiver's next deadline was mostly its 10 ms ACK timer (a prompt ACK is timed only
+    /// once enough packets came), so it watched the socket and woke 1,700 times a second
+    /// for 40-50 packets each; holding, 660 times, and both ends' CPU per GiB fell by
+    /// 15-18% (BENCHMARKS.md, session 70). Shorter reads keep the rule above: at
+    /// 200 Mbit/s, holding after reads of 16 cost 12% more.
+    ///
     /// Only after a read that emptied the socket: a port that stopped at
     /// `MAX_RECV_BATCHES` has a backlog, and holding then let it fall further behind at every
     /// turn. At 1 Gbit/s × 200 ms in the lab the receiver held 4 ms after each 512-datagram
@@ -386,6 +394,23 @@ impl Driver {
     /// ACKs lagged, and `model` settled at 880-910 Mbit/s; reading on instead, 960-972.
     fn hold(&self) -> Option<Duration> {
         hold_for(self.drained, self.received, self.out.rtt_floor)
+    }
+}
+
+/// How to sleep (see [`Driver::hold`]): whether to watch the socket, and for how long at
+/// most, given the `hold` the port may take, the time `left` to its next deadline, and
+/// whether its last read was `streaming` (a long train). Holding means sleeping with the
+/// socket unwatched: until the deadline if it falls within the hold, or for the hold if
+/// streaming; otherwise the socket is watched until the deadline.
+fn sleep_plan(
+    hold: Option<Duration>,
+    left: Option<Duration>,
+    streaming: bool,
+) -> (bool, Option<Duration>) {
+    match (hold, left) {
+        (Some(h), Some(l)) if l <= h => (false, Some(l)),
+        (Some(h), l) if streaming => (false, Some(l.map_or(h, |l| l.min(h)))),
+        _ => (true, left),
     }
 }
 
@@ -651,6 +676,23 @@ mod tests {
         assert_eq!(hold_for(false, 512, rtt), None);
         assert_eq!(hold_for(true, 1, rtt), None);
         assert_eq!(hold_for(true, 40, Duration::from_micros(400)), None);
+    }
+
+    #[test]
+    fn a_streaming_port_holds_whatever_its_next_deadline() {
+        let hold = Some(Duration::from_millis(2));
+        let far = Some(Duration::from_millis(9));
+        let near = Some(Duration::from_millis(1));
+        // A deadline within the hold: sleep until it, the socket unwatched.
+        assert_eq!(sleep_plan(hold, near, false), (false, near));
+        assert_eq!(sleep_plan(hold, near, true), (false, near));
+        // Further off: a short read watches the socket; a long train holds for the hold.
+        assert_eq!(sleep_plan(hold, far, false), (true, far));
+        assert_eq!(sleep_plan(hold, far, true), (false, hold));
+        assert_eq!(sleep_plan(hold, None, true), (false, hold));
+        // No hold (a backlog, a short path): watch the socket.
+        assert_eq!(sleep_plan(None, far, true), (true, far));
+        assert_eq!(sleep_plan(None, None, true), (true, None));
     }
 
     #[test]
