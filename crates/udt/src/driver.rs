@@ -383,9 +383,9 @@ impl Driver {
     /// hold even when its next deadline is further off: at 1 Gbit/s on a shaped path the
     /// receiver's next deadline was mostly its 10 ms ACK timer (a prompt ACK is timed only
     /// once enough packets came), so it watched the socket and woke 1,700 times a second
-    /// for 40-50 packets each; holding, 660 times, and both ends' CPU per GiB fell by
-    /// 15-18% (BENCHMARKS.md, session 70). Shorter reads keep the rule above: at
-    /// 200 Mbit/s, holding after reads of 16 cost 12% more.
+    /// for 40-50 packets each; holding, 660 times, and both ends' CPU per GiB fell by 1-18%
+    /// in four sittings, about a tenth (BENCHMARKS.md, session 70). Shorter reads keep the
+    /// rule above: at 200 Mbit/s, holding after reads of 16 cost 12% more.
     ///
     /// Only after a read that emptied the socket: a port that stopped at
     /// `MAX_RECV_BATCHES` has a backlog, and holding then let it fall further behind at every
