@@ -190,6 +190,9 @@ struct RecvState {
     /// When the first data packet arrived (prompt ACKs to a GSO peer space out once the flow
     /// has settled: see `Connection::gso_max_prompt_ack_pkts`).
     first_data_at: Option<Instant>,
+    /// When acknowledged data was first left readable without waking the reader (`None`
+    /// once it was woken): see `Connection::reader_worth_waking`.
+    unannounced_since: Option<Instant>,
     /// Bytes the application had read at the last autotuning check.
     read_mark: u64,
     /// The arrival speed of the last full ACK, packets per second (0: none yet).
@@ -320,6 +323,7 @@ impl Connection {
                 capacity: LinkCapacity::new(),
                 last_data_at: None,
                 first_data_at: None,
+                unannounced_since: None,
                 read_mark: 0,
                 reported_speed_pkts: 0,
                 counted: CountedSpeed::default(),

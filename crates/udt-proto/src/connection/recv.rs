@@ -36,6 +36,9 @@ use crate::wire::{AckDetails, AckRates, AckRepr, ControlBody, DataRepr, NakRepr,
 /// The most readable bytes a stream reader is left to gather in the middle of a write
 /// (see `reader_worth_waking`): 2 ms at 1 Gbit/s.
 const READ_WAKE_MAX_BYTES: usize = 256 << 10;
+/// The longest a stream reader is left unwoken with data readable in the middle of a write
+/// (see `reader_worth_waking`): about what [`READ_WAKE_MAX_BYTES`] take at 45 Mbit/s.
+const READ_WAKE_AGE: Duration = Duration::from_millis(50);
 /// Light ACK cadence in packets (4.11).
 const LIGHT_ACK_PKTS: u32 = 64;
 /// Prompt numbered ACKs are at least this far apart: at most 1,000 ACKs (and ACK2s) a second.
@@ -342,16 +345,34 @@ impl Connection {
     /// Whether newly acknowledged data is worth waking the reader for. Messages: one is
     /// whole. Stream: the data includes the end of a write (`write_end`: the writer paused
     /// there, so holding it back would only add latency), or at least [`Self::read_wake_bytes`]
-    /// are readable. A long write then wakes its reader a few times per buffer rather than
-    /// at every ACK. The reader is never left waiting on data that will not grow: every
-    /// write ends, and below the threshold more than 7/8 of the buffer is free, so the flow
-    /// window does not stop the sender.
-    fn reader_worth_waking(&self, write_end: bool) -> bool {
+    /// are readable, or data has waited unannounced for [`READ_WAKE_AGE`]. A long write then
+    /// wakes its reader a few times per buffer rather than at every ACK, and a slow one
+    /// still every few tens of milliseconds: by bytes alone, a 2 Mbit/s stream reached its
+    /// reader in lumps a second apart. The reader is never left waiting on data that will
+    /// not grow: every write ends, and below the threshold more than 7/8 of the buffer is
+    /// free, so the flow window does not stop the sender.
+    fn reader_worth_waking(&self, now: Instant, write_end: bool) -> bool {
         match self.config.mode {
             crate::config::Mode::Message => self.has_message(),
             crate::config::Mode::Stream => {
-                write_end || self.rcv.buffer.readable_bytes() >= self.read_wake_bytes()
+                write_end
+                    || self.rcv.buffer.readable_bytes() >= self.read_wake_bytes()
+                    || (self.rcv.buffer.readable_bytes() > 0
+                        && self
+                            .rcv
+                            .unannounced_since
+                            .is_some_and(|since| now - since >= READ_WAKE_AGE))
             }
+        }
+    }
+
+    /// Wake the reader if what was acknowledged since its last wake-up is worth it. Also
+    /// on every full-ACK attempt, not only when the ACK point moves: a hole can hold it for
+    /// a few round trips while data before the hole waits unannounced.
+    fn announce_readable(&mut self, now: Instant, write_end: bool) {
+        if self.rcv.unannounced_since.is_some() && self.reader_worth_waking(now, write_end) {
+            self.rcv.unannounced_since = None;
+            self.push_event(Event::Readable);
         }
     }
 
@@ -371,6 +392,7 @@ impl Connection {
     fn full_ack_attempt(&mut self, now: Instant) {
         self.rcv.pkts_since_ack = 0;
         self.rcv.light_ack_count = 1;
+        self.announce_readable(now, false);
         let ack = self.ack_point();
         let window_update = std::mem::take(&mut self.rcv.window_update_due);
         if ack == self.rcv.last_ack2 && !window_update {
@@ -379,9 +401,8 @@ impl Connection {
         if ack > self.rcv.last_ack {
             self.rcv.last_ack = ack;
             let write_end = self.rcv.buffer.set_ack_point(ack);
-            if self.reader_worth_waking(write_end) {
-                self.push_event(Event::Readable);
-            }
+            self.rcv.unannounced_since.get_or_insert(now);
+            self.announce_readable(now, write_end);
         } else if ack == self.rcv.last_ack {
             // Repeat an unconfirmed ACK only once per RTT + 4·RTTVar.
             let recent = self

@@ -112,7 +112,8 @@ pub enum Event {
     /// The handshake completed.
     Connected,
     /// New data is worth reading: a whole message, the end of a stream write, or (in the
-    /// middle of a long write) an eighth of the receive buffer or 256 KiB.
+    /// middle of a long write) an eighth of the receive buffer or 256 KiB, or data that has
+    /// waited 50 ms.
     Readable,
     /// Send-buffer space was freed and a third of the buffer or more is free (or it emptied),
     /// so a writer does not wake at every ACK.

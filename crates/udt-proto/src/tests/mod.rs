@@ -7,6 +7,7 @@ mod autotune;
 mod congestion_close;
 mod extensions;
 mod protection;
+mod reader_wake;
 mod sim;
 mod throughput;
 mod unreachable;

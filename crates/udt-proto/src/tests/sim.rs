@@ -103,6 +103,9 @@ pub(crate) struct Node {
     inbox: Vec<(usize, Vec<u8>, Instant)>,
     /// How many datagrams waited in `inbox`.
     pub(crate) held: u64,
+    /// Connections whose drive found events (what wakes a runtime's waiting application),
+    /// until a test takes them out.
+    pub(crate) woken: BTreeSet<SocketId>,
 }
 
 /// A connection's next full drive: at once if something reached it, else at its deadline as
@@ -179,6 +182,7 @@ impl Sim {
             stalled_until: None,
             inbox: Vec::new(),
             held: 0,
+            woken: BTreeSet::new(),
         });
         n
     }
@@ -514,6 +518,9 @@ impl Sim {
             self.max_queues.1.max(events),
         );
         let driven = conn.drive(now, &mut self.sink);
+        if driven.events {
+            node.woken.insert(id);
+        }
         if driven.drained {
             node.endpoint.forget(conn);
             node.retired.insert(id);
