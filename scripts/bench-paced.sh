@@ -7,6 +7,9 @@
 #                                      autotuned), the same report
 #   libudt 4.11                        the interop peers (`udt_server --recv --bench`,
 #                                      `udt_client --send --bench`), their getrusage figures
+#   UDP floor (FLOWS=... udp-floor)    no protocol: `examples/udp_floor.rs` pacing 64 KiB GSO
+#                                      trains at 96% of RATE to a GRO receiver, no ACKs; what
+#                                      the kernel's UDP path alone costs at that rate
 # and prints, per rate, goodput and CPU-s per GiB received (sender + receiver), medians over
 # the rounds, plus ours against TCP bbr and libudt measured in the same rounds. A second CPU
 # column counts the whole machine (scripts/lib/machine-cpu.sh: /proc/stat, all CPUs, less the
@@ -27,8 +30,9 @@ SECS=${2:-10}
 RATES=${3:-45mbit 200mbit 1gbit}
 [ "$(id -u)" = 0 ] || { echo "bench-paced.sh: needs root (network namespaces)" >&2; exit 2; }
 TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
-cargo build --release -q -p udt-cli
+cargo build --release -q -p udt-cli -p udt --example udp_floor
 UDT="$TARGET/release/udt"
+FLOOR="$TARGET/release/examples/udp_floor"
 PEERS="$TARGET/interop"
 # The libudt peers, built as the interop tests build them (make is incremental).
 make -s -C interop INTEROP_OUT="$PEERS" || { echo "bench-paced.sh: could not build the libudt peers in $PEERS (they need g++ and libudt-dev: run scripts/setup.sh)" >&2; exit 2; }
@@ -81,6 +85,20 @@ libudt_flow() {
   cpu_snapshot "$OUT/$1.stat"
 }
 
+# floor_flow NAME: the protocol-less UDP flow (sender at 96% of $rate), each end's JSON line in
+# $OUT/NAME.{recv,send}
+floor_flow() {
+  local mbit
+  mbit=$(python3 -c "import re,sys; v,u=re.fullmatch(r'([0-9.]+)([kmg]?)bit',sys.argv[1]).groups(); print(float(v)*{'k':1e-3,'m':1,'g':1e3,'':1e-6}[u]*0.96)" "$rate")
+  ip netns exec "$NS_A" "$FLOOR" recv "$HOST:$PORT" "$SECS" >"$OUT/$1.recv" 2>&1 &
+  local server=$!
+  sleep 0.3
+  cpu_snapshot "$OUT/$1.stat"
+  ip netns exec "$NS_B" "$FLOOR" send "$HOST:$PORT" "$SECS" "$mbit" >"$OUT/$1.send" 2>&1 || true
+  wait "$server" || true
+  cpu_snapshot "$OUT/$1.stat"
+}
+
 read -r -a FLOWS <<<"${FLOWS:-ours-native ours-model tcp-bbr tcp-cubic libudt}"
 # The base build runs the same controllers as this one.
 if [ -n "${UDT_BASE:-}" ]; then
@@ -107,6 +125,7 @@ for rate in $RATES; do
         base-*) perf_flow "$name" "$UDT_BASE" --cc "${flow#base-}" ;;
         tcp-*) perf_flow "$name" "$UDT" --proto tcp --cc "${flow#tcp-}" ;;
         libudt) libudt_flow "$name" ;;
+        udp-floor) floor_flow "$name" ;;
       esac
       flock -u 9
       echo "$rate round $rep: $flow done" >&2
@@ -122,7 +141,7 @@ out, reps, rates, flows = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sy
 GIB = 2 ** 30
 LABEL = {"ours-native": "ours (native)", "ours-model": "ours (model)", "tcp-bbr": "TCP bbr",
          "tcp-cubic": "TCP cubic", "libudt": "libudt 4.11", "base-native": "base (native)",
-         "base-model": "base (model)"}
+         "base-model": "base (model)", "udp-floor": "UDP floor (no protocol)"}
 
 def result_line(path):
     for line in open(path, errors="replace"):
@@ -140,6 +159,13 @@ def measure(name, flow, idle):
                 return None
             cpu = s["cpu_user"] + s["cpu_sys"] + c["cpu_user"] + c["cpu_sys"]
             gib, bps = s["bytes"] / GIB, s["bytes"] * 8 / s["seconds"]
+        elif flow == "udp-floor":
+            r = json.load(open(f"{out}/{name}.recv"))
+            s = json.load(open(f"{out}/{name}.send"))
+            if r["bytes"] == 0:
+                return None
+            cpu = r["cpu_seconds"] + s["cpu_seconds"]
+            gib, bps = r["bytes"] / GIB, r["bytes"] * 8 / r["seconds"]
         else:
             j = json.load(open(f"{out}/{name}.json"))
             cpu = j["sender_cpu_seconds"] + j["receiver_cpu_seconds"]
