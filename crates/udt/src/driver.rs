@@ -64,6 +64,9 @@ const HOLD_RTT_DIVISOR: u32 = 4;
 /// A read of at least this many datagrams means arrivals outpace the port's wake-ups: it
 /// then holds for the whole hold, whatever its next deadline (see `Driver::hold`).
 const STREAM_DATAGRAMS: usize = 32;
+/// …and only if, at the rate such reads came, at least this many datagrams would arrive
+/// during the hold (see `Driver::hold`).
+const STREAM_HOLD_DATAGRAMS: f64 = 16.0;
 /// Receive batches handled before timers and sends get their turn.
 const MAX_RECV_BATCHES: usize = 8;
 /// I/O thread stack: the loop needs little, and a process may run a thousand multiplexers.
@@ -96,6 +99,10 @@ struct Driver {
     /// The last read emptied the socket (it stopped short of `MAX_RECV_BATCHES` full
     /// batches): only then may the port hold.
     drained: bool,
+    /// When the last read that found datagrams ended, and how long before it the one
+    /// before it did: the spacing that tells a stream from trains an ACK apart.
+    last_read: Option<Instant>,
+    read_gap: Option<Duration>,
 }
 
 /// Everything a connection's output goes to (split from `Driver` so it can be borrowed while
@@ -136,6 +143,8 @@ impl Driver {
             readable: true,
             drained: true,
             received: 0,
+            last_read: None,
+            read_gap: None,
             mux,
         }
     }
@@ -338,7 +347,11 @@ impl Driver {
             (a, b) => a.or(b),
         };
         let hold = self.hold();
-        let streaming = self.received >= STREAM_DATAGRAMS;
+        if self.received > 0 {
+            self.read_gap = self.last_read.map(|t| now.saturating_duration_since(t));
+            self.last_read = Some(now);
+        }
+        let streaming = hold.is_some_and(|h| streams(self.received, self.read_gap, h));
         self.received = 0;
         self.out.rtt_floor = Duration::MAX;
         if left.is_some_and(|l| l.is_zero()) || self.mux.has_pending() {
@@ -385,7 +398,11 @@ impl Driver {
     /// once enough packets came), so it watched the socket and woke 1,700 times a second
     /// for 40-50 packets each; holding, 660 times, and both ends' CPU per GiB fell by 1-18%
     /// in four sittings, about a tenth (BENCHMARKS.md, session 70). Shorter reads keep the
-    /// rule above: at 200 Mbit/s, holding after reads of 16 cost 12% more.
+    /// rule above: at 200 Mbit/s, holding after reads of 16 cost 12% more. So does a long
+    /// read whose rate would not bring [`STREAM_HOLD_DATAGRAMS`] within the hold (`streams`):
+    /// at 45 Mbit/s one GRO train of 32 came per ACK cycle, and the hold after it woke to
+    /// an empty socket 113 times a second; watching instead, 3, and both ends' CPU per GiB
+    /// fell by 14% in one sitting (BENCHMARKS.md, session 71).
     ///
     /// Only after a read that emptied the socket: a port that stopped at
     /// `MAX_RECV_BATCHES` has a backlog, and holding then let it fall further behind at every
@@ -412,6 +429,20 @@ fn sleep_plan(
         (Some(h), l) if streaming => (false, Some(l.map_or(h, |l| l.min(h)))),
         _ => (true, left),
     }
+}
+
+/// Whether a read of `received` datagrams, `gap` after the read before it, means a stream
+/// worth holding for `hold` (see [`Driver::hold`]): a long read, and at that rate enough
+/// arrivals within the hold. A window-limited sender behind a slow shaper sends one train
+/// per ACK: at 45 Mbit/s a GRO train of 32-33 datagrams every ~8.5 ms, after which a hold
+/// of a quarter RTT (~3 ms) found the socket empty at each cycle's second wake-up.
+fn streams(received: usize, gap: Option<Duration>, hold: Duration) -> bool {
+    if received < STREAM_DATAGRAMS {
+        return false;
+    }
+    gap.is_none_or(|gap| {
+        received as f64 * hold.as_secs_f64() >= STREAM_HOLD_DATAGRAMS * gap.as_secs_f64()
+    })
 }
 
 /// See [`Driver::hold`]: `drained`, whether the last read emptied the socket; `received`,
@@ -693,6 +724,20 @@ mod tests {
         // No hold (a backlog, a short path): watch the socket.
         assert_eq!(sleep_plan(None, far, true), (true, far));
         assert_eq!(sleep_plan(None, None, true), (true, None));
+    }
+
+    #[test]
+    fn a_long_read_streams_only_if_its_rate_fills_the_hold() {
+        let ms = Duration::from_millis;
+        let hold = ms(3);
+        // 45 Mbit/s behind tbf: one 32-datagram train per ~8.5 ms ACK cycle; at that rate
+        // a 3 ms hold would gather ~11 datagrams, fewer than 16: watch the socket instead.
+        assert!(!streams(32, Some(ms(8) + ms(1) / 2), hold));
+        // 1 Gbit/s: 44 datagrams a millisecond after the last read, ~130 in the hold.
+        assert!(streams(44, Some(ms(1)), hold));
+        // Short reads never stream; a first read (no gap yet) does if it is long.
+        assert!(!streams(31, Some(Duration::from_micros(10)), hold));
+        assert!(streams(32, None, hold));
     }
 
     #[test]
