@@ -101,7 +101,7 @@ mod linux {
         setsockopt(fd, SOL_UDP, UDP_GRO, 1)?;
         setsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, 16 << 20).ok();
         sock.set_nonblocking(true)?;
-        let mut bufs = vec![[0u8; SLOT_BYTES]; SLOTS];
+        let mut batch = Batch::new();
         let mut bytes = 0u64;
         let mut first = None;
         let mut last = None;
@@ -118,7 +118,7 @@ mod linux {
             }
             let mut read = 0;
             loop {
-                let got = recv_batch(fd, &mut bufs)?;
+                let got = batch.recv(fd)?;
                 if got == 0 {
                     break;
                 }
@@ -141,46 +141,65 @@ mod linux {
         Ok((bytes, took))
     }
 
-    /// One `recvmmsg` into the slots: the bytes read (0 when nothing waits).
-    fn recv_batch(fd: i32, bufs: &mut [[u8; SLOT_BYTES]]) -> io::Result<u64> {
-        let mut iovs: Vec<libc::iovec> = bufs
-            .iter_mut()
-            .map(|b| libc::iovec {
+    /// The receive slots and the headers that point into them, built once.
+    struct Batch {
+        bufs: Vec<[u8; SLOT_BYTES]>,
+        iovs: Vec<libc::iovec>,
+        ctrl: Vec<[u64; 8]>,
+        msgs: Vec<libc::mmsghdr>,
+    }
+
+    impl Batch {
+        fn new() -> Box<Self> {
+            let mut b = Box::new(Self {
+                bufs: vec![[0u8; SLOT_BYTES]; SLOTS],
+                iovs: Vec::with_capacity(SLOTS),
+                ctrl: vec![[0u64; 8]; SLOTS],
+                // SAFETY: mmsghdr is plain data; the pointers are set in `recv`.
+                msgs: vec![unsafe { std::mem::zeroed() }; SLOTS],
+            });
+            let Self { bufs, iovs, .. } = &mut *b;
+            iovs.extend(bufs.iter_mut().map(|b| libc::iovec {
                 iov_base: b.as_mut_ptr().cast(),
                 iov_len: b.len(),
-            })
-            .collect();
-        let mut ctrl = vec![[0u64; 8]; bufs.len()];
-        // SAFETY: mmsghdr is plain data; every pointer set below outlives the call.
-        let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; bufs.len()];
-        for ((m, iov), c) in msgs.iter_mut().zip(iovs.iter_mut()).zip(ctrl.iter_mut()) {
-            m.msg_hdr.msg_iov = iov;
-            m.msg_hdr.msg_iovlen = 1;
-            m.msg_hdr.msg_control = c.as_mut_ptr().cast();
-            m.msg_hdr.msg_controllen = size_of_val(c);
+            }));
+            b
         }
-        // SAFETY: msgs points at bufs.len() initialised headers.
-        let n = unsafe {
-            libc::recvmmsg(
-                fd,
-                msgs.as_mut_ptr(),
-                msgs.len() as libc::c_uint,
-                libc::MSG_DONTWAIT,
-                std::ptr::null_mut(),
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::WouldBlock {
-                Ok(0)
-            } else {
-                Err(e)
+
+        /// One `recvmmsg` into the slots: the bytes read (0 when nothing waits).
+        fn recv(&mut self, fd: i32) -> io::Result<u64> {
+            let Self {
+                iovs, ctrl, msgs, ..
+            } = self;
+            for ((m, iov), c) in msgs.iter_mut().zip(iovs.iter_mut()).zip(ctrl.iter_mut()) {
+                m.msg_hdr.msg_iov = iov;
+                m.msg_hdr.msg_iovlen = 1;
+                m.msg_hdr.msg_control = c.as_mut_ptr().cast();
+                m.msg_hdr.msg_controllen = size_of_val(c);
+            }
+            // SAFETY: msgs holds SLOTS headers whose buffers live in self.
+            let n = unsafe {
+                libc::recvmmsg(
+                    fd,
+                    msgs.as_mut_ptr(),
+                    msgs.len() as libc::c_uint,
+                    libc::MSG_DONTWAIT,
+                    std::ptr::null_mut(),
+                )
             };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                return if e.kind() == io::ErrorKind::WouldBlock {
+                    Ok(0)
+                } else {
+                    Err(e)
+                };
+            }
+            Ok(msgs[..n as usize]
+                .iter()
+                .map(|m| u64::from(m.msg_len))
+                .sum())
         }
-        Ok(msgs[..n as usize]
-            .iter()
-            .map(|m| u64::from(m.msg_len))
-            .sum())
     }
 
     /// Send 64 KiB GSO trains to `peer` for `span`, one train per `TRAIN` datagrams' time
