@@ -155,26 +155,33 @@ mod linux {
                 bufs: vec![[0u8; SLOT_BYTES]; SLOTS],
                 iovs: Vec::with_capacity(SLOTS),
                 ctrl: vec![[0u64; 8]; SLOTS],
-                // SAFETY: mmsghdr is plain data; the pointers are set in `recv`.
+                // SAFETY: mmsghdr is plain data; its pointers are set below.
                 msgs: vec![unsafe { std::mem::zeroed() }; SLOTS],
             });
-            let Self { bufs, iovs, .. } = &mut *b;
+            let Self {
+                bufs,
+                iovs,
+                ctrl,
+                msgs,
+            } = &mut *b;
             iovs.extend(bufs.iter_mut().map(|b| libc::iovec {
                 iov_base: b.as_mut_ptr().cast(),
                 iov_len: b.len(),
             }));
+            // The boxed vectors never move, so the headers point into them for good.
+            for ((m, iov), c) in msgs.iter_mut().zip(iovs.iter_mut()).zip(ctrl.iter_mut()) {
+                m.msg_hdr.msg_iov = iov;
+                m.msg_hdr.msg_iovlen = 1;
+                m.msg_hdr.msg_control = c.as_mut_ptr().cast();
+            }
             b
         }
 
         /// One `recvmmsg` into the slots: the bytes read (0 when nothing waits).
         fn recv(&mut self, fd: i32) -> io::Result<u64> {
-            let Self {
-                iovs, ctrl, msgs, ..
-            } = self;
-            for ((m, iov), c) in msgs.iter_mut().zip(iovs.iter_mut()).zip(ctrl.iter_mut()) {
-                m.msg_hdr.msg_iov = iov;
-                m.msg_hdr.msg_iovlen = 1;
-                m.msg_hdr.msg_control = c.as_mut_ptr().cast();
+            let Self { ctrl, msgs, .. } = self;
+            // The kernel shortens each control length to what it wrote.
+            for (m, c) in msgs.iter_mut().zip(ctrl.iter()) {
                 m.msg_hdr.msg_controllen = size_of_val(c);
             }
             // SAFETY: msgs holds SLOTS headers whose buffers live in self.

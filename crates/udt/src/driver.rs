@@ -99,10 +99,9 @@ struct Driver {
     /// The last read emptied the socket (it stopped short of `MAX_RECV_BATCHES` full
     /// batches): only then may the port hold.
     drained: bool,
-    /// When the last read that found datagrams ended, and how long before it the one
-    /// before it did: the spacing that tells a stream from trains an ACK apart.
+    /// When the last read that found datagrams ended: the spacing of such reads tells a
+    /// stream from trains an ACK apart (see `streams`).
     last_read: Option<Instant>,
-    read_gap: Option<Duration>,
 }
 
 /// Everything a connection's output goes to (split from `Driver` so it can be borrowed while
@@ -144,7 +143,6 @@ impl Driver {
             drained: true,
             received: 0,
             last_read: None,
-            read_gap: None,
             mux,
         }
     }
@@ -347,11 +345,15 @@ impl Driver {
             (a, b) => a.or(b),
         };
         let hold = self.hold();
-        if self.received > 0 {
-            self.read_gap = self.last_read.map(|t| now.saturating_duration_since(t));
-            self.last_read = Some(now);
-        }
-        let streaming = hold.is_some_and(|h| streams(self.received, self.read_gap, h));
+        // A read that found nothing never streams, so only reads with data move the mark.
+        let gap = if self.received > 0 {
+            self.last_read
+                .replace(now)
+                .map(|t| now.saturating_duration_since(t))
+        } else {
+            None
+        };
+        let streaming = hold.is_some_and(|h| streams(self.received, gap, h));
         self.received = 0;
         self.out.rtt_floor = Duration::MAX;
         if left.is_some_and(|l| l.is_zero()) || self.mux.has_pending() {
@@ -402,7 +404,8 @@ impl Driver {
     /// read whose rate would not bring [`STREAM_HOLD_DATAGRAMS`] within the hold (`streams`):
     /// at 45 Mbit/s one GRO train of 32 came per ACK cycle, and the hold after it woke to
     /// an empty socket 113 times a second; watching instead, 3, and both ends' CPU per GiB
-    /// fell by 14% in one sitting (BENCHMARKS.md, session 71).
+    /// fell by a few percent (14% and 2% in two sittings with the roles swapped;
+    /// BENCHMARKS.md, session 71).
     ///
     /// Only after a read that emptied the socket: a port that stopped at
     /// `MAX_RECV_BATCHES` has a backlog, and holding then let it fall further behind at every
