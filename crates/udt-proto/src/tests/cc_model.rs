@@ -15,7 +15,7 @@ use udt_netsim::{LinkConfig, LossModel};
 
 use super::sim::Sim;
 use crate::config::ConnectionConfig;
-use crate::congestion::{ControllerFactory, ModelFactory, NativeFactory};
+use crate::congestion::{ControllerFactory, CubicFactory, ModelFactory, NativeFactory};
 use crate::connection::State;
 use crate::seq::SocketId;
 
@@ -32,6 +32,12 @@ fn datagram_rate(wire_bps: u64) -> u64 {
 
 fn native() -> Arc<dyn ControllerFactory> {
     Arc::new(NativeFactory::default())
+}
+
+/// UDT's CUBIC window (`--cc cubic`): the loss-based reference, and what the default model
+/// competes as when it takes its competitors for loss-based flows.
+fn cubic() -> Arc<dyn ControllerFactory> {
+    Arc::new(CubicFactory::default())
 }
 
 fn model() -> Arc<dyn ControllerFactory> {
@@ -358,8 +364,9 @@ fn cov(x: &[f64]) -> f64 {
 }
 
 /// 2, 4 and 8 model flows with the same RTT share a 200 Mbit/s, 50 ms bottleneck fairly (with
-/// the fair-share rule; the default is held to a looser bar): the median σ/μ of five seeds
-/// at most [`SAME_RTT_COV`] (issue 12's bar is 5%; see the constant).
+/// the fair-share rule; the default is held to a looser bar, and its eight flows to the
+/// median of eight CUBIC flows on the same seeds): the median σ/μ of five seeds at most
+/// [`SAME_RTT_COV`] (issue 12's bar is 5%; see the constant).
 ///
 /// The median, because one seed's σ/μ moves a lot with any change to the timing of ACKs or
 /// arrival reports: over 14 seeds each, two flows read 0.003-0.111 before the arrival speed
@@ -376,33 +383,57 @@ fn model_flows_share_fairly() {
         loss: 0.0,
         queue_rtt: Duration::from_millis(50),
     };
+    let mut default_eight = None;
     for (name, cc, bar) in [
         ("model (sharing)", model_sharing(), SAME_RTT_COV),
         ("model (default)", model(), DEFAULT_SAME_RTT_COV),
     ] {
         for n in [2usize, 4, 8] {
-            let mut covs = Vec::new();
-            for seed in [10, 20, 30, 40, 50].map(|s| s + n as u64) {
-                let out = run(&flows(&cc, &vec![50; n]), link, 40, 20, seed);
-                let c = cov(&out.goodput_bps);
-                println!(
-                    "{name}, {n} flows, seed {seed}, 200 Mbit/s 50 ms: Mbit/s {:?} Jain {:.3}, \
-                     σ/μ {c:.3}, utilisation {:.1}%, queue delay {:.2?}",
-                    mbits(&out.goodput_bps),
-                    jain(&out.goodput_bps),
-                    out.total_bps() / 2e6,
-                    out.queue_delay
-                );
-                covs.push(c);
-            }
-            covs.sort_by(f64::total_cmp);
-            let median = covs[covs.len() / 2];
+            let (median, covs) = median_cov(name, &cc, n, link);
             assert!(
                 median <= bar,
                 "{name}, {n} flows: median σ/μ {median:.3} of {covs:.3?}"
             );
+            if name == "model (default)" && n == 8 {
+                default_eight = Some(median);
+            }
         }
     }
+    // The reference: the loss-based flow the default competes as once eight of them have
+    // overflowed the queue (see `DEFAULT_SAME_RTT_COV`), eight of them on the same seeds.
+    let (cubic, covs) = median_cov("cubic (reference)", &cubic(), 8, link);
+    let default_eight = default_eight.expect("the default ran eight flows");
+    assert!(
+        default_eight <= cubic,
+        "8 default model flows: median σ/μ {default_eight:.3}, above 8 cubic flows' \
+         {cubic:.3} of {covs:.3?}"
+    );
+}
+
+/// The median σ/μ (and each seed's, sorted) of `n` flows of `cc` at 50 ms through `link`,
+/// over the five seeds [`model_flows_share_fairly`] gives `n` flows; each run printed.
+fn median_cov(
+    name: &str,
+    cc: &Arc<dyn ControllerFactory>,
+    n: usize,
+    link: Link,
+) -> (f64, Vec<f64>) {
+    let mut covs = Vec::new();
+    for seed in [10, 20, 30, 40, 50].map(|s| s + n as u64) {
+        let out = run(&flows(cc, &vec![50; n]), link, 40, 20, seed);
+        let c = cov(&out.goodput_bps);
+        println!(
+            "{name}, {n} flows, seed {seed}, 200 Mbit/s 50 ms: Mbit/s {:?} Jain {:.3}, \
+             σ/μ {c:.3}, utilisation {:.1}%, queue delay {:.2?}",
+            mbits(&out.goodput_bps),
+            jain(&out.goodput_bps),
+            out.total_bps() / 2e6,
+            out.queue_delay
+        );
+        covs.push(c);
+    }
+    covs.sort_by(f64::total_cmp);
+    (covs[covs.len() / 2], covs)
 }
 
 /// The default model's bar in [`model_flows_share_fairly`]: with the competition mode on the
@@ -415,7 +446,14 @@ fn model_flows_share_fairly() {
 /// to 1.44; 0.027, 0.039 and 0.156, and the pair 1.85, in session 39, after changes to the
 /// competition's entries and exits; 0.016, 0.035 and 0.175, and the pair 0.72, once the
 /// sampler timed ACK spans by the receiver's stamps). Issue 12's 5% is met with 2 and 4
-/// flows, not with 8.
+/// flows, not with 8 (0.177 in session 72). Traced there (seed 18): all eight enter the
+/// competition within 23 ms of one loss with the queue full, all try the rate-based model
+/// together 10 s later and find the queue empty, and all compete again 0.78 s after it, when
+/// their estimates, each the highest of its delivery samples and together 5-15% over the
+/// link, have refilled the queue while the fair-share rule rests after a trial: 93% of the
+/// run as CUBIC flows. Eight flows of UDT's CUBIC itself on the same seeds read 0.246-0.301
+/// (median 0.277), so the test also holds the default to CUBIC's median: no less fair among
+/// its own than the loss-based flow it competes as.
 ///
 /// A guard against regressions, not a goal: over 45 seeds four default flows read σ/μ
 /// 0.046-0.372 (median 0.108, 6 runs above 0.2) before the arrival speed kept fractions of a
@@ -490,7 +528,9 @@ fn within_rtt_bar(ratio: f64) -> bool {
 
 /// Issue 12: a model flow at 20 ms and one at 200 ms on one bottleneck get rates within
 /// [`RTT_RATIO`] of each other (the 20 ms flow got 2.12 times the other's before the fair-share
-/// rule, 1.04 after it). Native is printed beside it.
+/// rule, 1.04 after it). Native and UDT's CUBIC are printed beside it (CUBIC, a window
+/// that grows per round trip, gives the 20 ms flow 2.67 times the other's here, and 1.86-3.56
+/// over seeds 30 and 100-103; the default model 0.61-2.45, median 0.83).
 #[test]
 fn rtt_fairness_20_vs_200ms() {
     let link = PAIR_LINK;
@@ -498,6 +538,7 @@ fn rtt_fairness_20_vs_200ms() {
         ("native", native()),
         ("model (default)", model()),
         ("model (sharing)", model_sharing()),
+        ("cubic (reference)", cubic()),
     ] {
         let out = run(&flows(&cc, &[20, 200]), link, 60, 30, 30);
         let g = &out.goodput_bps;
