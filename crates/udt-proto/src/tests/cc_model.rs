@@ -449,11 +449,11 @@ fn median_cov(
 /// flows, not with 8 (0.177 in session 72). Traced there (seed 18): all eight enter the
 /// competition within 23 ms of one loss with the queue full, all try the rate-based model
 /// together 10 s later and find the queue empty, and all compete again 0.78 s after it, when
-/// their estimates, each the highest of its delivery samples and together 5-15% over the
-/// link, have refilled the queue while the fair-share rule rests after a trial: 93% of the
-/// run as CUBIC flows. Eight flows of UDT's CUBIC itself on the same seeds read 0.246-0.301
-/// (median 0.277), so the test also holds the default to CUBIC's median: no less fair among
-/// its own than the loss-based flow it competes as.
+/// their estimates, each the highest of its delivery samples and together 5-15% over the link,
+/// have refilled the queue while the fair-share rule rests after a trial: CUBIC flows for 92%
+/// of the measured seconds. Eight flows of UDT's CUBIC itself on the same seeds read
+/// 0.246-0.301 (median 0.277), so the test also holds the default to CUBIC's median: no less
+/// fair among its own than the loss-based flow it competes as.
 ///
 /// A guard against regressions, not a goal: over 45 seeds four default flows read σ/μ
 /// 0.046-0.372 (median 0.108, 6 runs above 0.2) before the arrival speed kept fractions of a
