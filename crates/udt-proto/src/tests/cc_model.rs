@@ -401,12 +401,12 @@ fn model_flows_share_fairly() {
     }
     // The reference: the loss-based flow the default competes as once eight of them have
     // overflowed the queue (see `DEFAULT_SAME_RTT_COV`), eight of them on the same seeds.
-    let (cubic, covs) = median_cov("cubic (reference)", &cubic(), 8, link);
+    let (cubic_eight, covs) = median_cov("cubic (reference)", &cubic(), 8, link);
     let default_eight = default_eight.expect("the default ran eight flows");
     assert!(
-        default_eight <= cubic,
+        default_eight <= cubic_eight,
         "8 default model flows: median σ/μ {default_eight:.3}, above 8 cubic flows' \
-         {cubic:.3} of {covs:.3?}"
+         {cubic_eight:.3} of {covs:.3?}"
     );
 }
 
