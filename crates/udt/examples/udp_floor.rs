@@ -143,38 +143,39 @@ mod linux {
 
     /// The receive slots and the headers that point into them, built once.
     struct Batch {
-        bufs: Vec<[u8; SLOT_BYTES]>,
-        iovs: Vec<libc::iovec>,
+        /// Owned only to stay alive: the headers point into them.
+        _bufs: Vec<[u8; SLOT_BYTES]>,
+        _iovs: Vec<libc::iovec>,
         ctrl: Vec<[u64; 8]>,
         msgs: Vec<libc::mmsghdr>,
     }
 
     impl Batch {
-        fn new() -> Box<Self> {
-            let mut b = Box::new(Self {
-                bufs: vec![[0u8; SLOT_BYTES]; SLOTS],
-                iovs: Vec::with_capacity(SLOTS),
-                ctrl: vec![[0u64; 8]; SLOTS],
-                // SAFETY: mmsghdr is plain data; its pointers are set below.
-                msgs: vec![unsafe { std::mem::zeroed() }; SLOTS],
-            });
-            let Self {
-                bufs,
-                iovs,
-                ctrl,
-                msgs,
-            } = &mut *b;
-            iovs.extend(bufs.iter_mut().map(|b| libc::iovec {
-                iov_base: b.as_mut_ptr().cast(),
-                iov_len: b.len(),
-            }));
-            // The boxed vectors never move, so the headers point into them for good.
+        fn new() -> Self {
+            let mut bufs = vec![[0u8; SLOT_BYTES]; SLOTS];
+            let mut iovs: Vec<libc::iovec> = bufs
+                .iter_mut()
+                .map(|b| libc::iovec {
+                    iov_base: b.as_mut_ptr().cast(),
+                    iov_len: b.len(),
+                })
+                .collect();
+            let mut ctrl = vec![[0u64; 8]; SLOTS];
+            // SAFETY: mmsghdr is plain data; its pointers are set below.
+            let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; SLOTS];
+            // The vectors are never resized, so their heap buffers (which moving `Self`
+            // leaves where they are) stay where the headers point.
             for ((m, iov), c) in msgs.iter_mut().zip(iovs.iter_mut()).zip(ctrl.iter_mut()) {
                 m.msg_hdr.msg_iov = iov;
                 m.msg_hdr.msg_iovlen = 1;
                 m.msg_hdr.msg_control = c.as_mut_ptr().cast();
             }
-            b
+            Self {
+                _bufs: bufs,
+                _iovs: iovs,
+                ctrl,
+                msgs,
+            }
         }
 
         /// One `recvmmsg` into the slots: the bytes read (0 when nothing waits).
