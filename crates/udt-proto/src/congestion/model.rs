@@ -44,9 +44,6 @@
 //! just 2 × BDP would stall on short paths), plus the packets between the cumulative ACK and
 //! the receiver's known front (a hole holds the cumulative ACK back for a round trip, and the
 //! connection counts everything after it as in flight); never above the peer's flow window.
-//! While the fair-share rule sees a standing queue short of the detector's "full", one BDP
-//! plus `α` and an ACK period's data instead, so that estimates lifted by each other's
-//! probes cannot overfill the queue (see `size_window_to_share`).
 //! "In flight" for the model's own decisions (drain, probe phases) is counted from the front.
 //!
 //! Loss: a loss by itself is *not* taken as congestion: random loss of a few percent leaves
@@ -133,11 +130,6 @@ const SHARE_FROM_PHASE: usize = 3;
 /// 1 Gbit/s x 100 ms with 1% loss, one round trip was too few: the flow read its own queue
 /// as standing and cut itself to 28%).
 const SHARE_SETTLE_RTTS: u32 = 4;
-/// Round trips the window stays at its sharing size (see [`ModelBased::target_window`])
-/// after the fair-share rule last saw a standing queue of its own kind: two, so that the
-/// size set at the end of the cycle's last cruise phase also holds through the probe and
-/// drain phases that follow it.
-const SHARE_WINDOW_RTTS: u32 = 2;
 /// The smoothed RTT within 1/64 of the min RTT above it, or [`MIN_RTT_TOLERANCE_FLOOR`],
 /// counts as the queue empty (see [`ModelBased::min_rtt_expired`]).
 const MIN_RTT_TOLERANCE_DIVISOR: u32 = 64;
@@ -483,8 +475,6 @@ pub struct ModelBased {
     /// high (forgotten on entering probe bandwidth, so at most a min-RTT window old): what
     /// the model competes from if the queue it cut for turns out to be loss-based flows'.
     share_uncut: Option<f64>,
-    /// Until when the window keeps its sharing size (see `target_window`).
-    share_window_until: Option<Instant>,
     // Loss accounting.
     sent_in_round: u64,
     prev_round_sent: u64,
@@ -582,7 +572,6 @@ impl ModelBased {
             share: FairShare::new(now),
             share_lost: 0,
             share_uncut: None,
-            share_window_until: None,
             sent_in_round: 0,
             prev_round_sent: 0,
             sent_total: 0,
@@ -1137,13 +1126,10 @@ impl ModelBased {
     ///   queue stands whatever the model does, and `α / d` of it would starve the model.
     ///
     /// Model flows alone keep the queue short of the detector's "full" (half the floor RTT
-    /// above it), so the rule holds them as it does with the mode off: two and eight at one
-    /// RTT in `model_flows_share_fairly` (eight since the window is held too: see
-    /// `size_window_to_share`). Where start-up leaves the queue full (four flows there,
-    /// whose drain finds it so; eight in the lab, which lose at start-up; a 200 ms flow's
-    /// start-up beside a 20 ms one) they still take each other for loss-based flows and
-    /// compete as CUBIC flows; after each trial, while the rule and the window rest (within
-    /// [`MEMORY`] of it), the queue refills and they compete again, as before.
+    /// above it), so with 2-4 of them at one RTT the rule now holds them as it does with the
+    /// mode off. Where start-up overflows the queue (8 flows on a one-BDP queue, or a 200 ms
+    /// flow's start-up beside a 20 ms one) they still take each other for loss-based flows
+    /// and compete as CUBIC flows, as before.
     fn share_fairly(&mut self, now: Instant, span: Duration) {
         let lossy = std::mem::replace(&mut self.share_lost, self.lost_total) < self.lost_total;
         let on_trial = self.resumable(now);
@@ -1157,7 +1143,6 @@ impl ModelBased {
             && self.loss_blind_until.is_none()
         {
             let (bw, min_rtt) = (self.bandwidth_pkts(), self.min_rtt());
-            self.size_window_to_share(now, min_rtt);
             let fair = self.share.phase_end(&self.config.share, bw, min_rtt, span);
             if self.share_uncut.is_some_and(|u| bw >= u) {
                 self.share_uncut = None;
@@ -1167,35 +1152,6 @@ impl ModelBased {
                 self.share_uncut.get_or_insert(bw);
                 self.bw.reset(self.round, fair);
             }
-        }
-    }
-
-    /// While the fair-share rule sees a standing queue of model flows, hold the window to
-    /// the sharing size for [`SHARE_WINDOW_RTTS`] (see `target_window`); a queue the watch
-    /// takes for full (half the floor RTT above it, as at a loss-based flow's losses) ends
-    /// it at once.
-    ///
-    /// Why: each estimate is the highest delivery sample of a cycle, and a flow's 1.25 probe
-    /// raises its own while the others' hold theirs, so the estimates of flows sharing a
-    /// link sum to more than it (5-15% for eight flows). The rule's cuts are undone by the
-    /// next samples, and a window of two BDPs plus the queue leaves the queue unbounded:
-    /// eight model flows on a 200 Mbit/s x 50 ms link with a one-BDP queue filled it within
-    /// 0.8 s of each probe RTT, took their own overflow for loss-based competitors and
-    /// competed as CUBIC flows for 92% of the time (σ/μ 0.177, median of five seeds). A
-    /// window of one BDP and `α` plus an ACK period's data bounds the queue eight such flows
-    /// can build to about 25 ms there (σ/μ 0.025; the queue 30 ms -> 17 ms).
-    ///
-    /// Not where the queue looks full: beside a loss-based flow whose queue the detector
-    /// has not yet judged (kernel-like CUBIC in `cc_fair`), the sharing window held the
-    /// model's flight so low that its packets escaped CUBIC's overflows, so the detector
-    /// never saw a loss with the queue full, and one seed's share fell from 0.68 to 0.28 of
-    /// an equal one. Eight model flows keep the queue below that height.
-    fn size_window_to_share(&mut self, now: Instant, min_rtt: Duration) {
-        if self.watch.queue_standing(self.srtt) {
-            self.share_window_until = None;
-        } else if self.share.standing(&self.config.share, min_rtt) {
-            let rtt = self.srtt.max(min_rtt);
-            self.share_window_until = Some(now + rtt * SHARE_WINDOW_RTTS);
         }
     }
 
@@ -1678,8 +1634,7 @@ impl ModelBased {
     /// data (or the standing queue, if longer), the time a lost retransmission waits to be
     /// reported again, and the packets between the cumulative ACK and the receiver's front
     /// (received beyond a hole, or holes being repaired), which the connection counts as in
-    /// flight. While sharing a standing queue with model flows (`share_window_until`), one
-    /// BDP, `α` and one ACK period of data in place of the first two terms.
+    /// flight.
     ///
     /// The repair term is for short paths. The connection counts everything from the
     /// cumulative ACK as in flight, and a hole whose retransmission is lost too stays open
@@ -1688,7 +1643,7 @@ impl ModelBased {
     /// from 10 ms) the term is zero. Without it, at 1 Gbit/s with a 0.3 ms RTT and a
     /// 64-packet queue (lab, 3% drops) the window closed on such holes and the flow moved
     /// 760-780 Mbit/s while paced at 980; with it, 840-860.
-    fn target_window(&self, now: Instant) -> f64 {
+    fn target_window(&self) -> f64 {
         let gain = match self.mode {
             ModelMode::Startup | ModelMode::Drain => STARTUP_GAIN,
             _ => self.config.cwnd_gain,
@@ -1699,10 +1654,6 @@ impl ModelBased {
         let nak_interval = self.min_rtt().max(SYN) + SYN;
         let repair = nak_interval.as_secs_f64() - gain * self.min_rtt().as_secs_f64();
         let repair_pkts = bw * repair.max(0.0);
-        if self.share_window_until.is_some_and(|until| now < until) {
-            let sharing = self.config.share.queue_pkts + bw * SYN.as_secs_f64();
-            return self.bdp_pkts() + sharing + repair_pkts + f64::from(beyond_holes);
-        }
         gain * self.bdp_pkts() + bw * queueing.as_secs_f64() + repair_pkts + f64::from(beyond_holes)
     }
 
@@ -1720,15 +1671,15 @@ impl ModelBased {
 
     /// Startup grows the window by what each ACK delivers (doubling per round); afterwards it
     /// follows the model directly, since pacing, not the window, sets the rate.
-    fn update_window(&mut self, now: Instant, newly_acked: u64) {
+    fn update_window(&mut self, newly_acked: u64) {
         self.cwnd_pkts = if self.mode == ModelMode::ProbeRtt {
             self.probe_rtt_window()
         } else if let Some(c) = &self.competing {
             let beyond_holes = self.cum_ack.offset_to(self.sampler.front()).max(0);
             c.cwnd() + f64::from(beyond_holes)
         } else if self.filled {
-            self.target_window(now)
-        } else if self.cwnd_pkts < self.target_window(now) {
+            self.target_window()
+        } else if self.cwnd_pkts < self.target_window() {
             self.cwnd_pkts + newly_acked as f64
         } else {
             self.cwnd_pkts
@@ -1806,7 +1757,7 @@ impl Controller for ModelBased {
         }
         self.judge_loss_blind(now);
         self.try_model(now);
-        self.update_window(now, newly);
+        self.update_window(newly);
     }
 
     fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
@@ -1839,7 +1790,7 @@ impl Controller for ModelBased {
         }
         if let Some(front) = front {
             let newly = self.absorb(now, front, loss.recv_rate_pkts, loss.receiver_time);
-            self.update_window(now, newly);
+            self.update_window(newly);
         }
     }
 
@@ -1856,7 +1807,7 @@ impl Controller for ModelBased {
             None if self.mode == ModelMode::Startup || self.loss_blind_until.is_some() => {}
             None => self.back_off_once(now),
         }
-        self.update_window(now, 0);
+        self.update_window(0);
     }
 
     fn window_pkts(&self) -> f64 {

@@ -363,9 +363,10 @@ fn cov(x: &[f64]) -> f64 {
     var.sqrt() / mean
 }
 
-/// 2, 4 and 8 model flows with the same RTT share a 200 Mbit/s, 50 ms bottleneck fairly: the
-/// median σ/μ of five seeds at most issue 12's 5% for the default ([`DEFAULT_SAME_RTT_COV`])
-/// and [`SAME_RTT_COV`] with the competition mode off (see the constants).
+/// 2, 4 and 8 model flows with the same RTT share a 200 Mbit/s, 50 ms bottleneck fairly (with
+/// the fair-share rule; the default is held to a looser bar, and its eight flows to the
+/// median of eight CUBIC flows on the same seeds): the median σ/μ of five seeds at most
+/// [`SAME_RTT_COV`] (issue 12's bar is 5%; see the constant).
 ///
 /// The median, because one seed's σ/μ moves a lot with any change to the timing of ACKs or
 /// arrival reports: over 14 seeds each, two flows read 0.003-0.111 before the arrival speed
@@ -382,6 +383,7 @@ fn model_flows_share_fairly() {
         loss: 0.0,
         queue_rtt: Duration::from_millis(50),
     };
+    let mut default_eight = None;
     for (name, cc, bar) in [
         ("model (sharing)", model_sharing(), SAME_RTT_COV),
         ("model (default)", model(), DEFAULT_SAME_RTT_COV),
@@ -392,8 +394,20 @@ fn model_flows_share_fairly() {
                 median <= bar,
                 "{name}, {n} flows: median σ/μ {median:.3} of {covs:.3?}"
             );
+            if name == "model (default)" && n == 8 {
+                default_eight = Some(median);
+            }
         }
     }
+    // The reference: the loss-based flow the default competes as once eight of them have
+    // overflowed the queue (see `DEFAULT_SAME_RTT_COV`), eight of them on the same seeds.
+    let (cubic_eight, covs) = median_cov("cubic (reference)", &cubic(), 8, link);
+    let default_eight = default_eight.expect("the default ran eight flows");
+    assert!(
+        default_eight <= cubic_eight,
+        "8 default model flows: median σ/μ {default_eight:.3}, above 8 cubic flows' \
+         {cubic_eight:.3} of {covs:.3?}"
+    );
 }
 
 /// The median σ/μ (and each seed's, sorted) of `n` flows of `cc` at 50 ms through `link`,
@@ -431,31 +445,27 @@ fn median_cov(
 /// which also took the default's 20/200 ms pair of [`rtt_fairness_20_vs_200ms`] from 1.97
 /// to 1.44; 0.027, 0.039 and 0.156, and the pair 1.85, in session 39, after changes to the
 /// competition's entries and exits; 0.016, 0.035 and 0.175, and the pair 0.72, once the
-/// sampler timed ACK spans by the receiver's stamps). Issue 12's 5% was met with 2 and 4
-/// flows, not with 8 (0.177 in session 72, when eight flows of UDT's CUBIC read 0.277 on the
-/// same seeds and the test held the default to that). Traced there (seed 18): all eight
-/// filled the queue within 0.8 s of a probe RTT, their estimates lifted by each other's
-/// probes, entered the competition within 23 ms of one loss with the queue full, tried the
-/// rate-based model together 10 s later and competed again 0.78 s after it: CUBIC flows for
-/// 92% of the measured seconds. Since the window is held while the rule sees a standing
-/// queue (`size_window_to_share` in `congestion/model.rs`; session 73) the eight never
-/// compete there and read 0.017-0.078 (median 0.025); two and four flows 0.011 and 0.039
-/// (four still compete among themselves as CUBIC flows, as before).
+/// sampler timed ACK spans by the receiver's stamps). Issue 12's 5% is met with 2 and 4
+/// flows, not with 8 (0.177 in session 72). Traced there (seed 18): all eight enter the
+/// competition within 23 ms of one loss with the queue full, all try the rate-based model
+/// together 10 s later and find the queue empty, and all compete again 0.78 s after it, when
+/// their estimates, each the highest of its delivery samples and together 5-15% over the link,
+/// have refilled the queue while the fair-share rule rests after a trial: CUBIC flows for 92%
+/// of the measured seconds. Eight flows of UDT's CUBIC itself on the same seeds read
+/// 0.246-0.301 (median 0.277), so the test also holds the default to CUBIC's median: no less
+/// fair among its own than the loss-based flow it competes as.
 ///
 /// A guard against regressions, not a goal: over 45 seeds four default flows read σ/μ
 /// 0.046-0.372 (median 0.108, 6 runs above 0.2) before the arrival speed kept fractions of a
 /// microsecond and 0.026-0.394 (median 0.118, 10 above 0.2) after; this test's three seeds
-/// gave 0.157 and then 0.215 as their median (of five now: see the test). The bar was 0.25
-/// until session 73.
-const DEFAULT_SAME_RTT_COV: f64 = 0.05;
+/// gave 0.157 and then 0.215 as their median (of five now: see the test).
+const DEFAULT_SAME_RTT_COV: f64 = 0.25;
 
 /// The bar of [`model_flows_share_fairly`]. Issue 12 asks for 5%; the fair-share rule
 /// (`congestion/model/share.rs`) brought 2, 4 and 8 flows from σ/μ 0.029, 0.277 and 0.198 to
 /// 0.040, 0.061 and 0.037 with this test's seeds, and over the nine runs of
 /// [`model_fairness_over_seeds`] from 0.003-0.354 to 0.018-0.101, so 5% is not met in every
-/// run yet (the heavy test holds its worst run to 1.5 times this bar). With the window held
-/// while the rule sees a standing queue (session 73) this test read medians 0.011, 0.054 and
-/// 0.024 (before: 0.016, 0.093 and 0.060), the heavy test's nine runs 0.003-0.088.
+/// run yet (the heavy test holds its worst run to 1.5 times this bar).
 const SAME_RTT_COV: f64 = 0.1;
 
 /// The heavy variant of [`model_flows_share_fairly`] and [`rtt_fairness_20_vs_200ms`]: 2, 4 and

@@ -730,7 +730,7 @@ fn probe_rtt_holds_half_an_ack_period_of_data() {
     model.bw.reset(0, 10_000.0);
     model.min_rtt = Some(Duration::from_micros(50));
     model.enter(Instant::ZERO, ModelMode::ProbeRtt);
-    model.update_window(Instant::ZERO, 0);
+    model.update_window(0);
     let want = 0.5 * 10_000.0 * (SYN + Duration::from_micros(50)).as_secs_f64();
     assert!(
         (model.window_pkts() - want).abs() < 1e-6,
@@ -739,48 +739,8 @@ fn probe_rtt_holds_half_an_ack_period_of_data() {
     );
     // A slow path keeps the floor.
     model.bw.reset(0, 100.0);
-    model.update_window(Instant::ZERO, 0);
+    model.update_window(0);
     assert_eq!(model.window_pkts(), model.config().min_window_pkts());
-}
-
-/// A standing queue of model flows (10 ms on a 50 ms path, short of the watch's "full")
-/// holds the window to one BDP, `α` and an ACK period's data, for two round trips; a queue
-/// the watch takes for full (a loss-based flow's) gives the full window back at once.
-#[test]
-fn a_shared_standing_queue_holds_the_window_until_the_queue_looks_full() {
-    let rtt = Duration::from_millis(50);
-    let mut model = ModelBased::default();
-    drive(&mut model, 10_000.0, rtt, 3.0);
-    let mut now = Instant::from_micros(3_000_000);
-    let full_window = model.target_window(now);
-    let queued = rtt + Duration::from_millis(10);
-    for _ in 0..60 {
-        now += Duration::from_millis(5);
-        model.share.on_rtt(now, queued);
-        model.watch.on_rtt(now, queued, false);
-    }
-    model.srtt = queued;
-    let min_rtt = model.min_rtt();
-    model.size_window_to_share(now, min_rtt);
-    let bw = model.bandwidth_pkts();
-    let alpha = model.config().share.queue_pkts;
-    let sharing = model.bdp_pkts() + alpha + bw * SYN.as_secs_f64();
-    let held = model.target_window(now);
-    assert!((held - sharing).abs() < 1.0, "held {held}, want {sharing}");
-    assert!(held < 0.75 * full_window, "held {held} of {full_window}");
-    assert_eq!(model.target_window(now + 2 * queued), full_window);
-    // The queue rises past half the floor RTT: not model flows' queue.
-    for _ in 0..60 {
-        now += Duration::from_millis(5);
-        model.share.on_rtt(now, rtt * 2);
-        model.watch.on_rtt(now, rtt * 2, false);
-    }
-    model.srtt = rtt * 2;
-    model.size_window_to_share(now, min_rtt);
-    assert!(
-        model.target_window(now) > full_window,
-        "the full window, queue term and all"
-    );
 }
 
 /// The arrival-rate cap follows the highest report of the last two rounds, not the latest:
