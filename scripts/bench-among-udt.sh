@@ -10,6 +10,11 @@
 # and Jain's index, and utilisation (all payload over RATE: about 97% is full); then the medians
 # per build. The simulator's counterpart is `cc_model::model_flows_share_fairly`.
 #
+# With KEEP=DIR the reports stay in DIR (created if missing): BUILD-ROUND-FLOW.json, each
+# client's report, and BUILD-ROUND-FLOW.log, its stderr, which holds the controller's
+# trace when UDT_LOG is set (say UDT_LOG=udt_proto::congestion::model=debug: when each
+# flow entered and left the competition mode).
+#
 #   RATE=1gbit RTT=50ms FROM=5 UDT_BASE=/tmp/udt-old scripts/bench-among-udt.sh [RUNS=3] [SECS=20] [N=2] [CC=model]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,8 +32,13 @@ PORT=15900
 # shellcheck source=lib/builds.sh
 source scripts/lib/builds.sh
 udt_binary
-OUT=$(mktemp -d)
-trap 'rm -rf "$OUT"' EXIT
+if [ -n "${KEEP:-}" ]; then
+  mkdir -p "$KEEP"
+  OUT=$(realpath "$KEEP")
+else
+  OUT=$(mktemp -d)
+  trap 'rm -rf "$OUT"' EXIT
+fi
 
 # One locked run: build $1 (binary $2), round $3.
 run() {
@@ -37,7 +47,7 @@ run() {
   for i in $(seq 0 $((N - 1))); do
     servers+="'$2' perf -s -1 -p $((PORT + i)) >/dev/null 2>&1 & "
     clients+="'$2' perf -c \$UDT_LAB_A -p $((PORT + i)) -t $SECS --cc $CC --json \
-      >'$OUT/$1-$3-$i.json' 2>/dev/null & "
+      >'$OUT/$1-$3-$i.json' 2>'$OUT/$1-$3-$i.log' & "
   done
   flock -x "$LOCK" "$2" lab link --rate "$RATE" --rtt "$RTT" \
     --a "$servers wait" -- \
