@@ -51,6 +51,10 @@
 //! 0.12 → 0.18, within the runs' spread). A lone flow there is trimmed now and then
 //! when its estimate, a little above the link, has built a queue over 2 ms in the cruise
 //! phases (50 ms × 1 Gbit/s: 903 against 909 Mbit/s without the rule, medians of three).
+//! Two flows are out of reach too (`2 α / C` is 0.77 ms at 1 Gbit/s, 1.5 ms at 500 Mbit/s,
+//! 3.8 ms at 200 Mbit/s): in session 73 the lab read σ/μ 0.30-0.55 at 1 Gbit/s (four
+//! runs), 0.12-0.15 at 500 Mbit/s and 0.02-0.08 at 200 Mbit/s (three each), the estimates
+//! drifting apart from an even start at the two higher rates.
 //!
 //! Tried and dropped (simulator, 2-8 flows at 200 Mbit/s × 50 ms and the 20/200 ms pair, three
 //! seeds each): moving flows *up* towards `α / d` as well, as FAST TCP does (the max filter
