@@ -43,7 +43,7 @@
 //! overshoot no longer cuts the estimate by a fifth, which had left the flows' ratios to
 //! chance from their first seconds on).
 //!
-//! At 1 Gbit/s the rule's equilibrium is out of reach (see below for two flows): four flows
+//! At 1 Gbit/s the rule's equilibrium is out of reach for two flows and more: four flows
 //! on a 1 Gbit/s × 50 ms link would share at `d = 4 α / C`, 1.5 ms of queue, below the noise
 //! floor, so every flow reads a standing queue far above its `α` and is cut towards a target
 //! far below its rate, nearly in proportion to its rate, which keeps the flows' ratios
