@@ -8,7 +8,9 @@
 # Prints per run each flow's goodput over the whole seconds all flows ran, from second FROM
 # (start-up and the first shares left out), their σ/μ (population σ; issue 12's bar is 5%)
 # and Jain's index, and utilisation (all payload over RATE: about 97% is full); then the medians
-# per build. The simulator's counterpart is `cc_model::model_flows_share_fairly`.
+# per build. The simulator's counterpart is `cc_model::model_flows_share_fairly`; the lab's
+# reference, two kernel TCP flows of one kind on the same link, is
+# `RATE=... RTT=... scripts/bench-beside-tcp.sh RUNS SECS 1 bbr tcp:bbr` (or cubic).
 #
 # With KEEP=DIR the reports stay in DIR (created if missing): BUILD-ROUND-FLOW.json, each
 # client's report, and BUILD-ROUND-FLOW.log, its stderr, which holds the controller's
