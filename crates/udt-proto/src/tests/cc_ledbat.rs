@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use udt_netsim::{LinkConfig, LossModel};
 
-use super::sim::Sim;
+use super::sim::{HostStalls, Sim, LAB_HOSTS};
 use crate::config::ConnectionConfig;
 use crate::congestion::{
     ControllerFactory, CubicFactory, LedbatFactory, ModelFactory, NativeFactory,
@@ -54,26 +54,6 @@ const SLOW: Path = Path {
     bps: 100_000_000,
     rtt: Duration::from_millis(50),
     bin: Duration::from_millis(100),
-};
-
-/// Each end's process stops this often (a second) for up to this long (uniform), as
-/// `Sim::stall_node` models a preempted host.
-#[derive(Clone, Copy, Debug)]
-struct HostStalls {
-    rate: f64,
-    max: Duration,
-}
-
-/// Host stalls with the lab's signature at 1 Gbit/s (sender, receiver and the forwarder's
-/// two threads on two shared cores): a scavenger alone at a steady window read its queue
-/// swing between 1 and 16 ms from one round trip to the next and its delivery rate between
-/// 34,000 and 86,000 packets a second, kept 47-88% of the link, and kernel CUBIC beside it
-/// kept 37-105% (BENCHMARKS.md, sessions 59 and 60). Here the scavenger alone keeps 54-70%
-/// (seeds 1-3) with the same churn, while `cubic` keeps 96-99% and `model` 91-92%:
-/// stalls that cost every flow alike would say nothing about the scavenger.
-const LAB_HOSTS: HostStalls = HostStalls {
-    rate: 20.0,
-    max: Duration::from_millis(15),
 };
 
 fn ledbat() -> Arc<dyn ControllerFactory> {
@@ -122,10 +102,8 @@ fn build(
     let mut ends = Vec::new();
     for (i, f) in flows.iter().enumerate() {
         let (client, server) = sim.add_dumbbell_flow(shared, path.rtt, seed, i as u64);
-        if let Some(HostStalls { rate, max }) = stalls {
-            let stream = seed * 1000 + 2 * i as u64;
-            sim.stall_node(client, rate, max, stream);
-            sim.stall_node(server, rate, max, stream + 1);
+        if let Some(stalls) = stalls {
+            sim.stall_hosts((client, server), stalls, seed, i as u64);
         }
         sim.listen(server, bulk_config(&f.cc));
         let c = sim.connect(client, server, bulk_config(&f.cc));

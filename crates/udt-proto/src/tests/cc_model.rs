@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use udt_netsim::{LinkConfig, LossModel};
 
-use super::sim::Sim;
+use super::sim::{HostStalls, Sim, LAB_HOSTS};
 use crate::config::ConnectionConfig;
 use crate::congestion::{ControllerFactory, CubicFactory, ModelFactory, NativeFactory};
 use crate::connection::State;
@@ -137,7 +137,14 @@ fn bulk_config(flow: &Flow) -> ConnectionConfig {
 /// Per-flow ends: client node, client socket, server node, accepted socket.
 type Ends = (usize, SocketId, usize, Option<SocketId>);
 
-fn build(sim: &mut Sim, flows: &[Flow], link: Link, seed: u64) -> (usize, Vec<Ends>) {
+/// The shared link and each flow's ends, whose hosts stall as `stalls` says.
+fn build(
+    sim: &mut Sim,
+    flows: &[Flow],
+    link: Link,
+    seed: u64,
+    stalls: Option<HostStalls>,
+) -> (usize, Vec<Ends>) {
     let rate = datagram_rate(link.wire_bps);
     let queue = LinkConfig::bdp_bytes(rate, link.queue_rtt).max(64 * 1500);
     let shared = sim.add_link(
@@ -150,6 +157,9 @@ fn build(sim: &mut Sim, flows: &[Flow], link: Link, seed: u64) -> (usize, Vec<En
     let mut ends = Vec::new();
     for (i, f) in flows.iter().enumerate() {
         let (client, server) = sim.add_dumbbell_flow(shared, f.rtt, seed, i as u64);
+        if let Some(stalls) = stalls {
+            sim.stall_hosts((client, server), stalls, seed, i as u64);
+        }
         sim.listen(server, bulk_config(f));
         let c = sim.connect(client, server, bulk_config(f));
         ends.push((client, c, server, None));
@@ -182,8 +192,20 @@ fn pump(sim: &mut Sim, ends: &mut [Ends], chunk: &[u8], rbuf: &mut [u8], got: &m
 
 /// Run bulk `flows` over `link` for `seconds`, measuring from second `from` on.
 fn run(flows: &[Flow], link: Link, seconds: u64, from: u64, seed: u64) -> Outcome {
+    run_on_hosts(flows, link, None, seconds, from, seed)
+}
+
+/// [`run`] with both ends of every flow stalling as `stalls` says.
+fn run_on_hosts(
+    flows: &[Flow],
+    link: Link,
+    stalls: Option<HostStalls>,
+    seconds: u64,
+    from: u64,
+    seed: u64,
+) -> Outcome {
     let mut sim = Sim::new();
-    let (shared, mut ends) = build(&mut sim, flows, link, seed);
+    let (shared, mut ends) = build(&mut sim, flows, link, seed, stalls);
     let chunk = vec![0u8; 256 * 1024];
     let mut rbuf = vec![0u8; 1 << 20];
     let mut got = vec![0u64; flows.len()];
@@ -516,6 +538,49 @@ fn model_fairness_over_seeds() {
     );
 }
 
+/// Issue 12, open: two `model` flows on a 1 Gbit/s × 50 ms bottleneck (a one-BDP queue),
+/// seconds 5-20 of 20, seeds 1-10, through quiet hosts and through hosts that stall as the
+/// lab's do ([`LAB_HOSTS`]). In the lab such pairs read σ/μ 0.002-0.579 over 22 runs
+/// (median 0.118) where two kernel BBR or two kernel CUBIC flows each took 0.99-1.00 of an
+/// equal share. Quiet hosts here give a median of 0.054 (0.002-0.118); stalled hosts 0.176
+/// (0.095-0.375), the lab's drift, which the quiet simulator hides. So this is where to try
+/// a fix first (BENCHMARKS, session 74: a fair-share target of `K / d²` read 0.068 here).
+/// The bar guards against regressions; issue 12 asks for 0.05.
+#[test]
+#[ignore = "20 runs of two flows at 1 Gbit/s for 20 virtual seconds; run in release"]
+fn two_flows_at_1gbit_on_stalled_hosts() {
+    let link = Link {
+        wire_bps: 1_000_000_000,
+        loss: 0.0,
+        queue_rtt: Duration::from_millis(50),
+    };
+    let mut stalled = 0.0;
+    for (name, stalls) in [("quiet hosts", None), ("stalled hosts", Some(LAB_HOSTS))] {
+        let covs: Vec<f64> = (1..=10)
+            .map(|seed| {
+                let out = run_on_hosts(&flows(&model(), &[50, 50]), link, stalls, 20, 5, seed);
+                let c = cov(&out.goodput_bps);
+                println!(
+                    "{name}, seed {seed}: Mbit/s {:?}, σ/μ {c:.3}, utilisation {:.1}%",
+                    mbits(&out.goodput_bps),
+                    out.total_bps() / 1e7
+                );
+                c
+            })
+            .collect();
+        let median = super::median(covs.clone());
+        println!("{name}: median σ/μ {median:.3} of {covs:.3?}");
+        stalled = median;
+    }
+    assert!(
+        stalled <= STALLED_PAIR_COV,
+        "two flows on stalled hosts: median σ/μ {stalled:.3}"
+    );
+}
+
+/// The bar of [`two_flows_at_1gbit_on_stalled_hosts`]: main read 0.176 when it was written.
+const STALLED_PAIR_COV: f64 = 0.25;
+
 /// How far apart a 20 ms and a 200 ms flow may end up. Issue 12 asks for 1.25; with the
 /// fair-share rule four seeds gave 1.04, 1.39, 1.21 and 1.16 (before it: 2.12, 2.09, 1.32,
 /// 2.11), so the bar here is 1.5 until the last seed comes in.
@@ -730,7 +795,7 @@ fn retransmissions_follow_link_drops_on_a_short_path() {
             buffers: Buffers::Default,
         };
         let mut sim = Sim::new();
-        let (shared, mut ends) = build(&mut sim, &[flow], link, 3);
+        let (shared, mut ends) = build(&mut sim, &[flow], link, 3, None);
         let chunk = vec![0u8; 256 * 1024];
         let mut rbuf = vec![0u8; 1 << 20];
         let mut got = vec![0u64; 1];
@@ -768,7 +833,7 @@ fn model_reaches_90_percent_within_2_s_at_100_ms() {
         buffers: Buffers::Default,
     };
     let mut sim = Sim::new();
-    let (_, mut ends) = build(&mut sim, &[flow], link, 21);
+    let (_, mut ends) = build(&mut sim, &[flow], link, 21, None);
     let chunk = vec![0u8; 256 * 1024];
     let mut rbuf = vec![0u8; 1 << 20];
     let mut got = vec![0u64; 1];
