@@ -35,8 +35,11 @@
 //! Sharing with other model flows: from the fourth phase of the gain cycle on, a flow that
 //! sees a standing queue of delay `d` (2-50 ms) lowers its estimate towards `α / d` packets
 //! per second (`α` = 32 packets), the share at which every flow keeps the same `α` packets
-//! queued whatever its RTT (Vegas and FAST TCP's equilibrium); probing and back-offs alone
-//! move all flows in proportion and kept 4 flows at σ/μ 0.28. With the competition mode on
+//! queued whatever its RTT (Vegas and FAST TCP's equilibrium), or towards `K / d²` where
+//! that is more (`K` = 0.25 packet-seconds: short queues, where `α / d` would put the
+//! equilibrium below the 2 ms noise floor, as for two flows at 1 Gbit/s); probing and
+//! back-offs alone move all flows in proportion and kept 4 flows at σ/μ 0.28. With the
+//! competition mode on
 //! ([`ModelConfig::tcp_friendly`]) the rule rests whenever the detector is judging or
 //! competing (see `share_fairly`). See `model/share.rs`.
 //!
@@ -311,10 +314,18 @@ impl ModelConfig {
     /// verdict on the queue after the drain, while competing, and for a while after each
     /// trial (see `ModelBased::share_fairly`).
     pub fn fair_share(&mut self, queue_pkts: f64, min_delay: Duration) -> &mut Self {
-        self.share = ShareConfig {
-            queue_pkts: if queue_pkts > 0.0 { queue_pkts } else { 0.0 },
-            min_delay,
-        };
+        self.share.queue_pkts = if queue_pkts > 0.0 { queue_pkts } else { 0.0 };
+        self.share.min_delay = min_delay;
+        self
+    }
+
+    /// The fair-share rule's allowance on short queues: in a standing queue of delay `d`
+    /// each flow may keep `pkt_secs / d` packets where that is more than the rule's
+    /// `queue_pkts` (default 0.25 packet-seconds; 0 keeps the rule at `queue_pkts`). It puts
+    /// the rule's equilibrium above its noise floor where `queue_pkts` alone would place it
+    /// below (two flows at 1 Gbit/s: 2.5 ms instead of 0.77): see `model/share.rs`.
+    pub fn fair_share_short_queues(&mut self, pkt_secs: f64) -> &mut Self {
+        self.share.short_queue_pkt_secs = if pkt_secs > 0.0 { pkt_secs } else { 0.0 };
         self
     }
 

@@ -542,10 +542,14 @@ fn model_fairness_over_seeds() {
 /// seconds 5-20 of 20, seeds 1-10, through quiet hosts and through hosts that stall as the
 /// lab's do ([`LAB_HOSTS`]). In the lab such pairs read σ/μ 0.002-0.579 over 22 runs
 /// (median 0.118) where two kernel BBR or two kernel CUBIC flows each took 0.99-1.00 of an
-/// equal share. Quiet hosts here give a median of 0.054 (0.002-0.118); stalled hosts 0.176
-/// (0.095-0.375), the lab's drift, which the quiet simulator hides. So this is where to try
-/// a fix first (BENCHMARKS, session 74: a fair-share target of `K / d²` read 0.068 here).
-/// The bar guards against regressions; issue 12 asks for 0.05.
+/// equal share. With the fair-share rule's target at `α / d` alone, quiet hosts here gave a
+/// median of 0.054 (0.002-0.118) and stalled hosts 0.176 (0.095-0.375), the lab's drift,
+/// which the quiet simulator hides; the stalls that matter are the senders' (receivers
+/// alone: 0.050, senders alone: 0.161). The rule's `K / d²` on short queues (session 75)
+/// took the lab's pair to 0.082 against 0.267 (twelve runs each, paired), but here it reads
+/// 0.048 and 0.181 with the default `K` (0.25), 0.018 and 0.105 with `K` = 0.5, which did no
+/// better in the lab: the simulator's stalls do not stand for the lab in that choice. The
+/// bar guards against regressions; issue 12 asks for 0.05.
 #[test]
 #[ignore = "20 runs of two flows at 1 Gbit/s for 20 virtual seconds; run in release"]
 fn two_flows_at_1gbit_on_stalled_hosts() {
@@ -579,7 +583,8 @@ fn two_flows_at_1gbit_on_stalled_hosts() {
     );
 }
 
-/// The bar of [`two_flows_at_1gbit_on_stalled_hosts`]: main read 0.176 when it was written.
+/// The bar of [`two_flows_at_1gbit_on_stalled_hosts`]: main read 0.176 when it was written,
+/// 0.181 with the rule's `K / d²` (session 75).
 const STALLED_PAIR_COV: f64 = 0.25;
 
 /// How far apart a 20 ms and a 200 ms flow may end up. Issue 12 asks for 1.25; with the
@@ -963,9 +968,13 @@ fn model_competing(on: bool) -> Arc<dyn ControllerFactory> {
 /// measured after start-up (longer at longer RTTs), beside the same model with the mode off.
 /// Each cell must meet the bar, or, where the model without the mode misses it too (100 and
 /// 200 ms at 1%: the rate-based model's own limit, not the detector's), lose no more than
-/// 3% to it. Heavy: run in release with `--include-ignored`.
+/// 3% to it. Each cell is the median of three seeds: at 1% loss a lone flow's goodput is
+/// chaotic (100 ms: 0.75-0.92 of the link over seeds 170-175), and with the fair-share
+/// rule's `K` at 0.5, one cut of another size at 4 s moved seed 170 from 0.757 to 0.689, the
+/// rest of the run's estimates alike (session 75). Heavy: run in release with
+/// `--include-ignored`.
 #[test]
-#[ignore = "24 runs of 1 Gbit/s for up to 30 virtual seconds; run in release"]
+#[ignore = "72 runs of 1 Gbit/s for up to 30 virtual seconds; run in release"]
 fn model_alone_on_lossy_paths_every_rtt() {
     let (on, off) = (model_competing(true), model_competing(false));
     let mut misses = Vec::new();
@@ -979,9 +988,15 @@ fn model_alone_on_lossy_paths_every_rtt() {
     .chain([(100, (30, 10)), (200, (30, 10))])
     {
         for (loss, bar) in [(0.001, 0.90f64), (0.01, 0.85)] {
-            let seed = 70 + rtt_ms;
-            let with = alone_on_a_lossy_path(&on, rtt_ms, loss, span, seed);
-            let without = alone_on_a_lossy_path(&off, rtt_ms, loss, span, seed);
+            let median = |cc: &Arc<dyn ControllerFactory>| {
+                let seeds = [70, 1070, 2070].map(|s| s + rtt_ms);
+                super::median(
+                    seeds
+                        .map(|seed| alone_on_a_lossy_path(cc, rtt_ms, loss, span, seed))
+                        .to_vec(),
+                )
+            };
+            let (with, without) = (median(&on), median(&off));
             println!(
                 "model alone, 1 Gbit/s {rtt_ms} ms, loss {:.1}%: {:.1}% of the link with the \
                  competition mode, {:.1}% without (seconds {}-{})",
