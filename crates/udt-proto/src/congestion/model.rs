@@ -39,9 +39,8 @@
 //! that is more (`K` = 0.25 packet-seconds: short queues, where `α / d` would put the
 //! equilibrium below the 2 ms noise floor, as for two flows at 1 Gbit/s); probing and
 //! back-offs alone move all flows in proportion and kept 4 flows at σ/μ 0.28. With the
-//! competition mode on
-//! ([`ModelConfig::tcp_friendly`]) the rule rests whenever the detector is judging or
-//! competing (see `share_fairly`). See `model/share.rs`.
+//! competition mode on ([`ModelConfig::tcp_friendly`]) the rule rests whenever the
+//! detector is judging or competing (see `share_fairly`). See `model/share.rs`.
 //!
 //! Window: 2 × BDP plus one ACK period of data (UDT acknowledges every 10 ms, so a window of
 //! just 2 × BDP would stall on short paths), plus the packets between the cumulative ACK and
