@@ -313,7 +313,7 @@ impl ModelConfig {
     /// verdict on the queue after the drain, while competing, and for a while after each
     /// trial (see `ModelBased::share_fairly`).
     pub fn fair_share(&mut self, queue_pkts: f64, min_delay: Duration) -> &mut Self {
-        self.share.queue_pkts = if queue_pkts > 0.0 { queue_pkts } else { 0.0 };
+        self.share.queue_pkts = queue_pkts.max(0.0);
         self.share.min_delay = min_delay;
         self
     }
@@ -324,7 +324,7 @@ impl ModelConfig {
     /// the rule's equilibrium above its noise floor where `queue_pkts` alone would place it
     /// below (two flows at 1 Gbit/s: 2.5 ms instead of 0.77): see `model/share.rs`.
     pub fn fair_share_short_queues(&mut self, pkt_secs: f64) -> &mut Self {
-        self.share.short_queue_pkt_secs = if pkt_secs > 0.0 { pkt_secs } else { 0.0 };
+        self.share.short_queue_pkt_secs = pkt_secs.max(0.0);
         self
     }
 
