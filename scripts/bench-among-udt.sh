@@ -12,6 +12,9 @@
 # reference, two kernel TCP flows of one kind on the same link, is
 # `RATE=... RTT=... scripts/bench-beside-tcp.sh RUNS SECS 1 bbr tcp:bbr` (or cubic).
 #
+# With LATE=S (seconds, default 0) flows 1..N-1 start S seconds after flow 0 and all end at
+# SECS: latecomers joining a flow that has the link; FROM then counts from their start.
+#
 # With KEEP=DIR the reports stay in DIR (created if missing): BUILD-ROUND-FLOW.json, each
 # client's report, and BUILD-ROUND-FLOW.log, its stderr, which holds the controller's
 # trace when UDT_LOG is set (say UDT_LOG=udt_proto::congestion::model=debug: when each
@@ -27,10 +30,11 @@ CC=${4:-model}
 RATE=${RATE:-1gbit}
 RTT=${RTT:-50ms}
 FROM=${FROM:-5}
+LATE=${LATE:-0}
 LOCK=/tmp/udt-bench.lock
 PORT=15900
 [ "$(id -u)" = 0 ] || { echo "bench-among-udt.sh: needs root (network namespaces)" >&2; exit 2; }
-[ "$FROM" -lt "$SECS" ] || { echo "bench-among-udt.sh: FROM ($FROM) must be below SECS ($SECS)" >&2; exit 2; }
+[ "$((LATE + FROM))" -lt "$SECS" ] || { echo "bench-among-udt.sh: LATE + FROM ($LATE + $FROM) must be below SECS ($SECS)" >&2; exit 2; }
 # shellcheck source=lib/builds.sh
 source scripts/lib/builds.sh
 udt_binary
@@ -47,9 +51,11 @@ run() {
   local servers clients i
   servers="" clients=""
   for i in $(seq 0 $((N - 1))); do
+    local delay=0
+    [ "$i" = 0 ] || delay=$LATE
     servers+="'$2' perf -s -1 -p $((PORT + i)) >/dev/null 2>&1 & "
-    clients+="'$2' perf -c \$UDT_LAB_A -p $((PORT + i)) -t $SECS --cc $CC --json \
-      >'$OUT/$1-$3-$i.json' 2>'$OUT/$1-$3-$i.log' & "
+    clients+="(sleep $delay; exec '$2' perf -c \$UDT_LAB_A -p $((PORT + i)) -t $((SECS - delay)) \
+      --cc $CC --json >'$OUT/$1-$3-$i.json' 2>'$OUT/$1-$3-$i.log') & "
   done
   flock -x "$LOCK" "$2" lab link --rate "$RATE" --rtt "$RTT" \
     --a "$servers wait" -- \
@@ -58,10 +64,10 @@ run() {
 }
 for_each_build "$RUNS" run
 
-python3 - "$OUT" "$RUNS" "$N" "$FROM" "$RATE" "${BUILDS[@]}" <<'PY'
+python3 - "$OUT" "$RUNS" "$N" "$FROM" "$RATE" "$LATE" "${BUILDS[@]}" <<'PY'
 import json, statistics, sys
 sys.path.insert(0, "scripts/lib")
-out, runs, n, start, rate, builds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6:]
+out, runs, n, start, rate, late, builds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6]), sys.argv[7:]
 
 def bits(s):
     """A tc-style rate (1gbit, 200mbit) in bit/s."""
@@ -83,7 +89,8 @@ def cov(x):
 def jain(x):
     return sum(x) ** 2 / (len(x) * sum(v * v for v in x))
 
-print(f"{n} flows, {rate}, RTT from the link, seconds {start} to the shortest flow's end")
+joined = f", flows 2-{n} {late} s after the first" if late else ""
+print(f"{n} flows{joined}, {rate}, RTT from the link, seconds {start} after the last start to the first flow's end")
 print("| build | run | Mbit/s per flow | σ/μ | Jain | utilisation |")
 print("|---|---|---|---|---|---|")
 summary = {b: [] for b in builds}
@@ -94,11 +101,13 @@ for b in builds:
         except (OSError, ValueError, KeyError):
             print(f"| {b} | {r} | failed | | | |")
             continue
-        end = min(len(s) for s in series)
-        if end <= start:
+        # Flow i's second k is second delay(i) + k of the run.
+        delays = [0] + [late] * (n - 1)
+        first, end = late + start, min(d + len(s) for d, s in zip(delays, series))
+        if end <= first:
             print(f"| {b} | {r} | too short ({end} s) | | | |")
             continue
-        rates = [statistics.mean(s[start:end]) for s in series]
+        rates = [statistics.mean(s[first - d:end - d]) for d, s in zip(delays, series)]
         c, j, u = cov(rates), jain(rates), sum(rates) / bits(rate)
         summary[b].append((c, j, u))
         shown = ", ".join(f"{x / 1e6:.0f}" for x in rates)

@@ -40,13 +40,27 @@ else
   FLOW_ARGS="--cc $FLOW_CC"
 fi
 
+# Kernel TCP's autotuning ceilings in both namespaces, as the lab's tuned TCP flows have them
+# (crates/udt-lab/src/flows/tuned.rs): four BDPs, at least 32 MiB. Left at the kernel's 4 MiB
+# send ceiling, one kernel BBR flow alone at 1 Gbit/s × 50 ms read 449 Mbit/s (session 76).
+TCP_LIMIT=$(python3 - "$RATE" "$RTT" <<'PY'
+import re, sys
+v, u = re.fullmatch(r"([0-9.]+)([kmg]?)bit", sys.argv[1].lower()).groups()
+bps = float(v) * {"k": 1e3, "m": 1e6, "g": 1e9, "": 1}[u]
+t, tu = re.fullmatch(r"([0-9.]+)(us|ms|s)?", sys.argv[2]).groups()
+secs = float(t) * {"us": 1e-6, "ms": 1e-3, "s": 1, None: 1}[tu]
+print(max(32 << 20, int(4 * bps / 8 * secs)))
+PY
+)
+TUNE="echo '4096 131072 $TCP_LIMIT' > /proc/sys/net/ipv4/tcp_rmem && echo '4096 16384 $TCP_LIMIT' > /proc/sys/net/ipv4/tcp_wmem"
+
 # One locked run: build $1 (binary $2), round $3. Both servers serve one client each; the
 # clients write their reports themselves (the servers' banners share the link's stdout).
 run() {
   local pre=$OUT/$1-$3
   flock -x "$LOCK" "$2" lab link --rate "$RATE" --rtt "$RTT" \
-    --a "sh -c '$2 perf -s -1 -p 5201 & exec $2 perf -s -1 -p 5301'" -- \
-    sh -c "sleep 0.5
+    --a "sh -c \"$TUNE; $2 perf -s -1 -p 5201 & exec $2 perf -s -1 -p 5301\"" -- \
+    sh -c "$TUNE; sleep 0.5
       '$2' perf -c \$UDT_LAB_A -p 5301 --proto tcp --cc $TCP_CC -P $N -t $SECS -i 1 --json >'$pre.tcp.json' &
       '$2' perf -c \$UDT_LAB_A -p 5201 $FLOW_ARGS -t $SECS -i 1 --json >'$pre.flow.json'
       wait" >/dev/null 2>&1 || true

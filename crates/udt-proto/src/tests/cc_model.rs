@@ -170,13 +170,30 @@ fn build(
 /// Keep every sender's buffer full and drain every receiver; returns bytes read per flow. A
 /// connection is taken to act on only when there is something to do (see `Sim::peek`).
 fn pump(sim: &mut Sim, ends: &mut [Ends], chunk: &[u8], rbuf: &mut [u8], got: &mut [u64]) {
+    pump_from(sim, ends, &[], chunk, rbuf, got);
+}
+
+/// [`pump`], each flow's writer idle until its time in `starts` (a flow not in it writes at
+/// once).
+fn pump_from(
+    sim: &mut Sim,
+    ends: &mut [Ends],
+    starts: &[crate::time::Instant],
+    chunk: &[u8],
+    rbuf: &mut [u8],
+    got: &mut [u64],
+) {
     for (i, (client, c, server, s)) in ends.iter_mut().enumerate() {
         if s.is_none() {
             *s = sim.nodes[*server].accepted.first().copied();
         }
         let now = sim.now;
+        let started = starts.get(i).is_none_or(|&at| now >= at);
         let sender = sim.peek(*client, *c);
-        if sender.state() == State::Connected && sender.send_buffer_free() > chunk.len() / 2 {
+        if started
+            && sender.state() == State::Connected
+            && sender.send_buffer_free() > chunk.len() / 2
+        {
             let conn = sim.conn(*client, *c);
             while conn.send_buffer_free() > chunk.len() / 2 {
                 if conn.send(now, chunk).is_err() {
@@ -204,8 +221,26 @@ fn run_on_hosts(
     from: u64,
     seed: u64,
 ) -> Outcome {
+    run_staggered(flows, &[], link, stalls, seconds, from, seed)
+}
+
+/// [`run_on_hosts`] with flow `i` writing its first byte `starts_s[i]` seconds in (flows
+/// past the slice's end at once): latecomers.
+fn run_staggered(
+    flows: &[Flow],
+    starts_s: &[u64],
+    link: Link,
+    stalls: Option<HostStalls>,
+    seconds: u64,
+    from: u64,
+    seed: u64,
+) -> Outcome {
     let mut sim = Sim::new();
     let (shared, mut ends) = build(&mut sim, flows, link, seed, stalls);
+    let starts: Vec<_> = starts_s
+        .iter()
+        .map(|&s| sim.now + Duration::from_secs(s))
+        .collect();
     let chunk = vec![0u8; 256 * 1024];
     let mut rbuf = vec![0u8; 1 << 20];
     let mut got = vec![0u64; flows.len()];
@@ -222,7 +257,7 @@ fn run_on_hosts(
         if sim.now < measure_from {
             at_from.clone_from(&got);
         }
-        pump(sim, &mut ends, &chunk, &mut rbuf, &mut got);
+        pump_from(sim, &mut ends, &starts, &chunk, &mut rbuf, &mut got);
         if trace && sim.now >= next_trace {
             next_trace += Duration::from_millis(100);
             trace_flows(sim, &ends, start, &got);
@@ -542,7 +577,7 @@ fn model_fairness_over_seeds() {
 /// seconds 5-20 of 20, seeds 1-10, through quiet hosts and through hosts that stall as the
 /// lab's do ([`LAB_HOSTS`]). In the lab such pairs read σ/μ 0.002-0.579 over 22 runs
 /// (median 0.118) where two kernel BBR or two kernel CUBIC flows each took 0.99-1.00 of an
-/// equal share. With the fair-share rule's target at `α / d` alone, quiet hosts here gave a
+/// equal share (the BBR pair at its 4 MiB buffer ceiling; tuned, 0.98-1.02: session 76). With the fair-share rule's target at `α / d` alone, quiet hosts here gave a
 /// median of 0.054 (0.002-0.118) and stalled hosts 0.176 (0.095-0.375), the lab's drift,
 /// which the quiet simulator hides; the stalls that matter are the senders' (receivers
 /// alone: 0.050, senders alone: 0.161). The rule's `K / d²` on short queues (session 75)
@@ -1014,4 +1049,50 @@ fn model_alone_on_lossy_paths_every_rtt() {
         }
     }
     assert!(misses.is_empty(), "below the bar: {misses:?}");
+}
+
+/// Issue 12 ("fair among udt flows"), a latecomer: one model flow has a 1 Gbit/s × 50 ms link
+/// (a one-BDP queue) to itself for 5 s, then a second joins; σ/μ of their goodputs over
+/// seconds 25-45, seeds 1-10. The default read a median of 0.26 when this was written
+/// (0.13-0.43), with the competition mode off 0.04 (0.002-0.078): the
+/// newcomer's start-up overflows the queue, the incumbent takes that loss with the queue
+/// full for a loss-based competitor and competes as a CUBIC flow, the newcomer's drain then
+/// finds that CUBIC queue standing and competes too, and two CUBIC windows at 1 Gbit/s ×
+/// 50 ms converge over epochs of ten seconds and more (BENCHMARKS, session 76; the lab's
+/// `LATE=5 scripts/bench-among-udt.sh` shows the same, where two kernel BBR flows even out
+/// within two seconds). The bars guard against regressions; issue 12 asks for 0.05.
+#[test]
+#[ignore = "20 runs of two flows at 1 Gbit/s for 45 virtual seconds; run in release"]
+fn a_latecomer_at_1gbit() {
+    let link = Link {
+        wire_bps: 1_000_000_000,
+        loss: 0.0,
+        queue_rtt: Duration::from_millis(50),
+    };
+    let median = |name: &str, cc: Arc<dyn ControllerFactory>| {
+        let covs: Vec<f64> = (1..=10)
+            .map(|seed| {
+                let out = run_staggered(&flows(&cc, &[50, 50]), &[0, 5], link, None, 45, 25, seed);
+                let c = cov(&out.goodput_bps);
+                println!(
+                    "{name}, seed {seed}: Mbit/s {:?}, σ/μ {c:.3}",
+                    mbits(&out.goodput_bps)
+                );
+                c
+            })
+            .collect();
+        let median = super::median(covs.clone());
+        println!("{name}: median σ/μ {median:.3} of {covs:.3?}");
+        median
+    };
+    let default = median("default", model());
+    let sharing = median("competition mode off", model_sharing());
+    assert!(
+        default <= 0.35,
+        "a latecomer, default: median σ/μ {default:.3}"
+    );
+    assert!(
+        sharing <= 0.1,
+        "a latecomer, mode off: median σ/μ {sharing:.3}"
+    );
 }

@@ -52,7 +52,7 @@
 //! nearly proportional and, the max filter taking the next delivery samples, each flow's
 //! estimate follows its own share: a random walk of the flows' ratio that nothing pulls
 //! back (the lab's pair at 1 Gbit/s × 50 ms: σ/μ 0.002-0.579 over 22 runs in session 74,
-//! median 0.118, where two kernel BBR flows each took 1.00 of an equal share). In the
+//! median 0.118, where two kernel BBR flows each took 0.98-1.02 of an equal share). In the
 //! simulator the walk is driven by the senders' host stalls (two flows: 0.054 on quiet
 //! hosts, 0.176 with both ends stalling as the lab's do, 0.161 with the senders alone,
 //! 0.050 with the receivers alone). `K / d²` lets each flow keep `K / d` packets queued,
