@@ -1246,6 +1246,10 @@ impl ModelBased {
             && self.pacing_gain == 1.0
             && competition::clear_of_own_probe(self.cycle_index);
         let full = self.watch.queue_full(self.srtt);
+        if full && self.watch.recently_empty() && !self.resumable(now) {
+            self.await_newcomer(now);
+            return;
+        }
         if full || (cruising && self.watch.at_the_top(self.srtt)) {
             tracing::debug!(
                 full,
@@ -1253,6 +1257,24 @@ impl ModelBased {
                 "model: a loss with a queue"
             );
             self.suspect_queue(now, largest_sent, Entry::Loss);
+        }
+    }
+
+    /// A loss with the queue full, where the last 2-4 s saw it empty: it may be a newcomer's
+    /// start-up, which a model newcomer drains within a few round trips (a CUBIC one leaves
+    /// its queue standing after slow start). So the queue is judged once
+    /// [`competition::settle`] has passed, as after the model's own drain, and the model
+    /// competes only if it still stands. Taken at once for a loss-based competitor's, a model
+    /// latecomer's overshoot made the incumbent compete as a CUBIC flow, the latecomer's
+    /// drain then found that queue standing and competed too, and two CUBIC windows at
+    /// 1 Gbit/s × 50 ms stayed apart for tens of seconds (`a_latecomer_at_1gbit`: σ/μ 0.259,
+    /// with this wait 0.046; BENCHMARKS, session 76).
+    fn await_newcomer(&mut self, now: Instant) {
+        if self.drain_judged_at.is_none() {
+            tracing::debug!(
+                "model: a loss with the queue full, empty lately: judged after settling"
+            );
+            self.drain_judged_at = Some(now + competition::settle(self.watch.floor()));
         }
     }
 

@@ -46,7 +46,10 @@
 //! * the queue is still full once the drain is [`settle`] behind (checked once per drain, no
 //!   loss needed: the drain empties a queue the flow built alone, and kernel TCP flows lose
 //!   so rarely that waiting for a loss let the model keep start-up's share for seconds);
-//! * a loss with the queue full, as above;
+//! * a loss with the queue full, as above; but if the lowest RTT of the last 2-4 s was at
+//!   the floor ([`QueueWatch::recently_empty`]), the queue is judged once [`settle`] has
+//!   passed instead, as after a drain: a newcomer's start-up fills an empty queue within a
+//!   few round trips, and a model newcomer drains it again (a CUBIC one leaves it standing);
 //! * a loss in cruise at the top of a wide RTT range: more than max(⅕ low, 2 ms) above the
 //!   lowest RTT of the last 2-4 s ([`QueueWatch::at_the_top`]). A flow that starts after its
 //!   competitors filled the queue takes their standing queue for its floor (BBR's latecomer
@@ -469,6 +472,11 @@ impl QueueWatch {
             }
             _ => false,
         }
+    }
+
+    /// Whether the lowest RTT of the last 2-4 s is at the floor: the queue was empty lately.
+    pub(super) fn recently_empty(&self) -> bool {
+        self.low.min().is_some_and(|low| self.at_floor(low))
     }
 
     /// The floor, low and recent RTTs, for diagnostics.
