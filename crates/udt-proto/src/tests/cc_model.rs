@@ -593,29 +593,32 @@ fn two_flows_at_1gbit_on_stalled_hosts() {
         loss: 0.0,
         queue_rtt: Duration::from_millis(50),
     };
-    let median = |name: &str, stalls: Option<HostStalls>| {
-        let covs: Vec<f64> = (1..=10)
-            .map(|seed| {
-                let out = run_on_hosts(&flows(&model(), &[50, 50]), link, stalls, 20, 5, seed);
-                let c = cov(&out.goodput_bps);
-                println!(
-                    "{name}, seed {seed}: Mbit/s {:?}, σ/μ {c:.3}, utilisation {:.1}%",
-                    mbits(&out.goodput_bps),
-                    out.total_bps() / 1e7
-                );
-                c
-            })
-            .collect();
-        let median = super::median(covs.clone());
-        println!("{name}: median σ/μ {median:.3} of {covs:.3?}");
-        median
-    };
-    median("quiet hosts", None);
-    let stalled = median("stalled hosts", Some(LAB_HOSTS));
+    let pair = |stalls, seed| run_on_hosts(&flows(&model(), &[50, 50]), link, stalls, 20, 5, seed);
+    median_cov_over_seeds("quiet hosts", |seed| pair(None, seed));
+    let stalled = median_cov_over_seeds("stalled hosts", |seed| pair(Some(LAB_HOSTS), seed));
     assert!(
         stalled <= STALLED_PAIR_COV,
         "two flows on stalled hosts: median σ/μ {stalled:.3}"
     );
+}
+
+/// The median σ/μ of the flows' goodputs over seeds 1-10 of `run`, each seed printed.
+fn median_cov_over_seeds(name: &str, run: impl Fn(u64) -> Outcome) -> f64 {
+    let covs: Vec<f64> = (1..=10)
+        .map(|seed| {
+            let out = run(seed);
+            let c = cov(&out.goodput_bps);
+            println!(
+                "{name}, seed {seed}: Mbit/s {:?}, σ/μ {c:.3}, utilisation {:.1}%",
+                mbits(&out.goodput_bps),
+                out.total_bps() / 1e7
+            );
+            c
+        })
+        .collect();
+    let median = super::median(covs.clone());
+    println!("{name}: median σ/μ {median:.3} of {covs:.3?}");
+    median
 }
 
 /// The bar of [`two_flows_at_1gbit_on_stalled_hosts`]: main read 0.176 when it was written,
@@ -1071,24 +1074,12 @@ fn a_latecomer_at_1gbit() {
         loss: 0.0,
         queue_rtt: Duration::from_millis(50),
     };
-    let median = |name: &str, cc: Arc<dyn ControllerFactory>| {
-        let covs: Vec<f64> = (1..=10)
-            .map(|seed| {
-                let out = run_staggered(&flows(&cc, &[50, 50]), &[0, 5], link, None, 45, 25, seed);
-                let c = cov(&out.goodput_bps);
-                println!(
-                    "{name}, seed {seed}: Mbit/s {:?}, σ/μ {c:.3}",
-                    mbits(&out.goodput_bps)
-                );
-                c
-            })
-            .collect();
-        let median = super::median(covs.clone());
-        println!("{name}: median σ/μ {median:.3} of {covs:.3?}");
-        median
+    let late = |cc: &Arc<dyn ControllerFactory>, seed| {
+        run_staggered(&flows(cc, &[50, 50]), &[0, 5], link, None, 45, 25, seed)
     };
-    let default = median("default", model());
-    let sharing = median("competition mode off", model_sharing());
+    let default = median_cov_over_seeds("default", |seed| late(&model(), seed));
+    let sharing =
+        median_cov_over_seeds("competition mode off", |seed| late(&model_sharing(), seed));
     assert!(
         default <= 0.35,
         "a latecomer, default: median σ/μ {default:.3}"
