@@ -1416,7 +1416,7 @@ impl ModelBased {
         let uncut = self.share_uncut.take();
         let competition = match self.suspended.take() {
             Some((left, mut c)) if now - left < MEMORY => {
-                c.resume(now, self.cum_ack, largest_sent);
+                c.resume(now, entry == Entry::Loss, self.cum_ack, largest_sent);
                 c
             }
             _ => {

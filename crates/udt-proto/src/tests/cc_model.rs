@@ -1089,3 +1089,52 @@ fn a_latecomer_at_1gbit() {
         "a latecomer, mode off: median σ/μ {sharing:.3}"
     );
 }
+
+/// Issue 12 ("fair to TCP where the loss is congestion") at the rate the issue is about: one
+/// model flow beside one kernel-like CUBIC flow (UDT's CUBIC window with HyStart on, sending
+/// at twice its window's rate, as an unpaced kernel flow does) on a 1 Gbit/s × 50 ms link
+/// with a one-BDP queue; the model's goodput over an equal share over seconds 10-40, seeds
+/// 1-8. Two outcomes, by seed. Where the CUBIC flow leaves start-up's queue standing, the
+/// model's drain verdict sees it and the two compete as CUBIC windows: 1.00-1.21. Where
+/// HyStart ends the CUBIC flow's slow start early, the verdict finds no standing queue, the
+/// model stays rate-based, and the fair-share rule (`congestion/model/share.rs`) cuts it at
+/// each cruise phase for the 4-8 ms queue that the CUBIC window keeps (seed 2: 25,000-28,000
+/// packets a second of 81,000 for twenty seconds, then, as the CUBIC window grows past the
+/// BDP, down to 5,000 before the first overflow makes the model compete at 34.9 s): 0.39-0.42
+/// (five seeds of eight). That is TCP Vegas beside Reno: a flow that yields to delay loses
+/// to one that grows until loss. With the rule off the same seeds read 1.72 (the model's
+/// probes overflow the queue and the CUBIC flow never grows). When this was written the
+/// median read 0.42; the lab's counterpart (`RATE=1gbit RTT=50ms
+/// scripts/bench-beside-tcp.sh 4 30 1 cubic model`) read 0.72 (BENCHMARKS, session 77).
+/// Issue 12 asks for 0.8-1.25; the bar here guards against the model starving further.
+#[test]
+#[ignore = "8 runs of two flows at 1 Gbit/s for 40 virtual seconds; run in release"]
+fn one_model_flow_beside_kernel_like_cubic_at_1gbit() {
+    let link = Link {
+        wire_bps: 1_000_000_000,
+        loss: 0.0,
+        queue_rtt: Duration::from_millis(50),
+    };
+    let mut kernel_like = CubicFactory::default();
+    kernel_like.config.pacing_gain(2.0).hystart(true);
+    let kernel_like: Arc<dyn ControllerFactory> = Arc::new(kernel_like);
+    let shares: Vec<f64> = (1..=8)
+        .map(|seed| {
+            let mut pair = flows(&model(), &[50]);
+            pair.extend(flows(&kernel_like, &[50]));
+            let g = run(&pair, link, 40, 10, seed).goodput_bps;
+            let share = g[0] / ((g[0] + g[1]) / 2.0);
+            println!(
+                "seed {seed}: Mbit/s {:?}, model / equal share {share:.2}",
+                mbits(&g)
+            );
+            share
+        })
+        .collect();
+    let median = super::median(shares.clone());
+    println!("model beside one kernel-like CUBIC flow: median {median:.2} of {shares:.2?}");
+    assert!(
+        median >= 0.3,
+        "the model beside CUBIC at 1 Gbit/s: median {median:.2}"
+    );
+}
