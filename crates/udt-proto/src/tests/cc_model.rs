@@ -1099,11 +1099,11 @@ fn a_latecomer_at_1gbit() {
 /// HyStart ends the CUBIC flow's slow start early, the verdict finds no standing queue, the
 /// model stays rate-based, and the fair-share rule (`congestion/model/share.rs`) cuts it at
 /// each cruise phase for the 4-8 ms queue that the CUBIC window keeps (seed 2: 25,000-28,000
-/// packets a second of 81,000 for twenty seconds, then, as the CUBIC window grows past the
+/// packets a second of 81,000 from 4 s to 20 s, then, as the CUBIC window grows past the
 /// BDP, down to 5,000 before the first overflow makes the model compete at 34.9 s): 0.39-0.42
 /// (five seeds of eight). That is TCP Vegas beside Reno: a flow that yields to delay loses
 /// to one that grows until loss. With the rule off the same seeds read 1.72 (the model's
-/// probes overflow the queue and the CUBIC flow never grows). When this was written the
+/// probes overflow the queue and the CUBIC flow stays small). When this was written the
 /// median read 0.42; the lab's counterpart (`RATE=1gbit RTT=50ms
 /// scripts/bench-beside-tcp.sh 4 30 1 cubic model`) read 0.72 (BENCHMARKS, session 77).
 /// Issue 12 asks for 0.8-1.25; the bar here guards against the model starving further.
