@@ -1302,11 +1302,19 @@ impl ModelBased {
             return;
         }
         self.drain_judged_at = None;
-        let standing = if std::mem::take(&mut self.trial_drain) {
+        let trial = std::mem::take(&mut self.trial_drain);
+        let standing = if trial {
             self.watch.queue_near_full(self.srtt)
         } else {
             self.watch.queue_standing(self.srtt)
         };
+        tracing::debug!(
+            trial,
+            standing,
+            delay = ?self.watch.standing_delay(self.srtt),
+            floor = ?self.watch.floor(),
+            "model: the queue after the drain"
+        );
         if self.competing.is_none()
             && self.mode == ModelMode::ProbeBandwidth
             && self.config.tcp_friendly
