@@ -588,11 +588,7 @@ fn model_fairness_over_seeds() {
 #[test]
 #[ignore = "20 runs of two flows at 1 Gbit/s for 20 virtual seconds; run in release"]
 fn two_flows_at_1gbit_on_stalled_hosts() {
-    let link = Link {
-        wire_bps: 1_000_000_000,
-        loss: 0.0,
-        queue_rtt: Duration::from_millis(50),
-    };
+    let link = gig(0.0, 50);
     let pair = |stalls, seed| run_on_hosts(&flows(&model(), &[50, 50]), link, stalls, 20, 5, seed);
     median_cov_over_seeds("quiet hosts", |seed| pair(None, seed));
     let stalled = median_cov_over_seeds("stalled hosts", |seed| pair(Some(LAB_HOSTS), seed));
@@ -1069,11 +1065,7 @@ fn model_alone_on_lossy_paths_every_rtt() {
 #[test]
 #[ignore = "20 runs of two flows at 1 Gbit/s for 45 virtual seconds; run in release"]
 fn a_latecomer_at_1gbit() {
-    let link = Link {
-        wire_bps: 1_000_000_000,
-        loss: 0.0,
-        queue_rtt: Duration::from_millis(50),
-    };
+    let link = gig(0.0, 50);
     let late = |cc: &Arc<dyn ControllerFactory>, seed| {
         run_staggered(&flows(cc, &[50, 50]), &[0, 5], link, None, 45, 25, seed)
     };
@@ -1110,11 +1102,7 @@ fn a_latecomer_at_1gbit() {
 #[test]
 #[ignore = "8 runs of two flows at 1 Gbit/s for 40 virtual seconds; run in release"]
 fn one_model_flow_beside_kernel_like_cubic_at_1gbit() {
-    let link = Link {
-        wire_bps: 1_000_000_000,
-        loss: 0.0,
-        queue_rtt: Duration::from_millis(50),
-    };
+    let link = gig(0.0, 50);
     let mut kernel_like = CubicFactory::default();
     kernel_like.config.pacing_gain(2.0).hystart(true);
     let kernel_like: Arc<dyn ControllerFactory> = Arc::new(kernel_like);
