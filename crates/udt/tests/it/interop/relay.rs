@@ -5,16 +5,27 @@
 //!
 //! One client at a time: the relay listens on [`Relay::addr`], forwards to `upstream` from a
 //! second socket, and sends replies back to whichever address last wrote to its front.
+//!
+//! It keeps the last [`RECORDED`] datagrams it saw ([`Relay::recent`]), so a test that fails
+//! only now and then (one in tens of CI runs) can print what was on the wire just before:
+//! which packets were dropped, retransmitted, or dropped by request.
 
+use std::collections::VecDeque;
+use std::fmt::Write as _;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use udt_proto::wire::Packet;
 
 /// How often the forwarding threads look at the stop flag.
 const POLL: Duration = Duration::from_millis(20);
+
+/// Datagrams the flight recorder keeps (both directions together).
+const RECORDED: usize = 600;
 
 /// A running relay; stopped when dropped.
 #[derive(Debug)]
@@ -22,6 +33,7 @@ pub(super) struct Relay {
     front: SocketAddr,
     stop: Arc<AtomicBool>,
     dropped: Arc<AtomicU64>,
+    recorder: Arc<Mutex<Recorder>>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -36,14 +48,23 @@ impl Relay {
         let front_addr = front.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let dropped = Arc::new(AtomicU64::new(0));
+        let recorder = Arc::new(Mutex::new(Recorder::default()));
         let client = Arc::new(Mutex::new(None::<SocketAddr>));
         let ctx = Forward {
             stop: stop.clone(),
             dropped: dropped.clone(),
             drop_every,
+            recorder: recorder.clone(),
+            direction: Direction::Up,
         };
         let (front2, back2) = (front.try_clone()?, back.try_clone()?);
-        let (ctx2, client2) = (ctx.clone(), client.clone());
+        let (ctx2, client2) = (
+            Forward {
+                direction: Direction::Down,
+                ..ctx.clone()
+            },
+            client.clone(),
+        );
         let up = thread::spawn(move || {
             ctx.run(&front, |buf, from| {
                 *client.lock().unwrap() = Some(from);
@@ -61,6 +82,7 @@ impl Relay {
             front: front_addr,
             stop,
             dropped,
+            recorder,
             threads: vec![up, down],
         })
     }
@@ -73,6 +95,11 @@ impl Relay {
     /// Data packets dropped so far (both directions).
     pub(super) fn dropped(&self) -> u64 {
         self.dropped.load(Relaxed)
+    }
+
+    /// The last datagrams seen, oldest first, one line each (see [`Recorder::render`]).
+    pub(super) fn recent(&self) -> String {
+        self.recorder.lock().unwrap().render()
     }
 }
 
@@ -91,6 +118,75 @@ struct Forward {
     stop: Arc<AtomicBool>,
     dropped: Arc<AtomicU64>,
     drop_every: u64,
+    recorder: Arc<Mutex<Recorder>>,
+    direction: Direction,
+}
+
+/// Which way a datagram went: from the client to the upstream peer, or back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Up,
+    Down,
+}
+
+/// A bounded log of the datagrams the relay saw (copies: at the message tests' 2 MB/s
+/// that costs nothing), rendered only when a test asks.
+#[derive(Debug)]
+struct Recorder {
+    start: Instant,
+    seen: VecDeque<Seen>,
+}
+
+#[derive(Debug)]
+struct Seen {
+    at: Duration,
+    direction: Direction,
+    dropped: bool,
+    bytes: Box<[u8]>,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self {
+            start: Instant::now(),
+            seen: VecDeque::with_capacity(RECORDED),
+        }
+    }
+}
+
+impl Recorder {
+    fn record(&mut self, direction: Direction, dropped: bool, datagram: &[u8]) {
+        if self.seen.len() == RECORDED {
+            self.seen.pop_front();
+        }
+        self.seen.push_back(Seen {
+            at: self.start.elapsed(),
+            direction,
+            dropped,
+            bytes: datagram.into(),
+        });
+    }
+
+    /// One line per datagram: seconds since the relay started, direction (`->` towards the
+    /// upstream peer), `DROP` if the relay dropped it, and the packet as the
+    /// protocol's own one-line form shows it (`udt_proto::wire`'s `Display`).
+    fn render(&self) -> String {
+        let mut out = String::new();
+        for s in &self.seen {
+            let dir = if s.direction == Direction::Up {
+                "->"
+            } else {
+                "<-"
+            };
+            let fate = if s.dropped { "DROP" } else { "" };
+            let _ = write!(out, "{:>9.6} {dir} {fate:4} ", s.at.as_secs_f64());
+            let _ = match Packet::parse(&s.bytes) {
+                Ok(packet) => writeln!(out, "{packet}"),
+                Err(e) => writeln!(out, "unparsable: {e}"),
+            };
+        }
+        out
+    }
 }
 
 impl Forward {
@@ -103,12 +199,17 @@ impl Forward {
                 continue;
             };
             // UDT data packets have the top bit of the first byte clear (control: set).
-            if n >= 16 && buf[0] & 0x80 == 0 {
+            let drop = n >= 16 && buf[0] & 0x80 == 0 && {
                 data_seen += 1;
-                if data_seen % self.drop_every == 0 {
-                    self.dropped.fetch_add(1, Relaxed);
-                    continue;
-                }
+                data_seen % self.drop_every == 0
+            };
+            self.recorder
+                .lock()
+                .unwrap()
+                .record(self.direction, drop, &buf[..n]);
+            if drop {
+                self.dropped.fetch_add(1, Relaxed);
+                continue;
             }
             send(&buf[..n], addr);
         }
