@@ -59,8 +59,16 @@ const ICMP_EVERY: Duration = Duration::from_millis(10);
 const MIN_SLEEP: Duration = Duration::from_micros(200);
 /// The longest a streaming port leaves arrivals unread (see `Driver::hold`)…
 const MAX_HOLD: Duration = Duration::from_millis(4);
-/// …and at most this fraction of the smallest smoothed RTT among the connections driven.
+/// …and at most this fraction of the smallest smoothed RTT among the connections driven…
 const HOLD_RTT_DIVISOR: u32 = 4;
+/// …unless a long read's rate says that [`RATE_HOLD_DATAGRAMS`] take longer to arrive: a
+/// port may then hold for that long, up to the ACK period (UDT's SYN, 10 ms), which a
+/// receiver's ACKs never wait beyond.
+const MAX_RATE_HOLD: Duration = Duration::from_millis(10);
+/// See [`MAX_RATE_HOLD`]. 128 rather than 64: at 200 Mbit/s (a 7.7 ms hold rather than 3.8)
+/// both ends' CPU per GiB read 1.20 against 1.37 in one sitting; the same at 45 Mbit/s
+/// (both hold the ACK period there) and at 1 Gbit/s (BENCHMARKS.md, session 78).
+const RATE_HOLD_DATAGRAMS: u32 = 128;
 /// A read of at least this many datagrams means arrivals outpace the port's wake-ups: it
 /// then holds for the whole hold, whatever its next deadline (see `Driver::hold`).
 const STREAM_DATAGRAMS: usize = 32;
@@ -344,7 +352,6 @@ impl Driver {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        let hold = self.hold();
         // A read that found nothing never streams, so only reads with data move the mark.
         let gap = if self.received > 0 {
             self.last_read
@@ -353,6 +360,7 @@ impl Driver {
         } else {
             None
         };
+        let hold = self.hold(gap);
         let streaming = hold.is_some_and(|h| streams(self.received, gap, h));
         self.received = 0;
         self.out.rtt_floor = Duration::MAX;
@@ -389,7 +397,7 @@ impl Driver {
     /// The kernel's arrival stamps keep the estimators exact; what waits is the reaction (a
     /// NAK at the receiver, a wider window at the sender), by at most a quarter of the
     /// smallest RTT among the connections driven, and `MAX_HOLD`, so short paths (a
-    /// loopback) are not held at all. A single datagram (a handshake, a ping, a lone ACK) is
+    /// loopback) are not held at all unless a slow stream says so (below). A single datagram (a handshake, a ping, a lone ACK) is
     /// never held for, nor a port with a connection in its first seconds of receiving
     /// (`Connection::reads_may_wait`: its peer's start-up times delivery by our ACKs'
     /// spacing, which a hold bunches).
@@ -407,13 +415,24 @@ impl Driver {
     /// fell by a few percent (14% and 2% in two sittings with the roles swapped;
     /// BENCHMARKS.md, session 71).
     ///
+    /// A long read that came slowly holds longer, whatever the RTT: for as long as
+    /// [`RATE_HOLD_DATAGRAMS`] take to arrive at its rate, up to the ACK period
+    /// ([`MAX_RATE_HOLD`]; `rate_hold`). Behind a 45 Mbit/s shaper on a veth pair, with an RTT
+    /// of a millisecond or two, the quarter-RTT hold was far shorter than the sender's ACK
+    /// cycle (one 32-datagram train per ~8.5 ms ACK), so the receiver woke for each train
+    /// and again when the ACK fell due. Holding until the ACK, it reads the train and ACKs
+    /// it in one wake-up, and the ACK leaves when it would have anyway: both ends' CPU per
+    /// GiB fell by a quarter at 45 Mbit/s, a tenth at 200 Mbit/s, and stayed at 1 Gbit/s,
+    /// goodput unchanged (BENCHMARKS.md, session 78). What waits longer is a NAK, by up to
+    /// the ACK period, and only on paths where a stream's rate is low for its RTT.
+    ///
     /// Only after a read that emptied the socket: a port that stopped at
     /// `MAX_RECV_BATCHES` has a backlog, and holding then let it fall further behind at every
     /// turn. At 1 Gbit/s × 200 ms in the lab the receiver held 4 ms after each 512-datagram
     /// read, its socket overflowed (2,000-3,400 drops a second) or, with a larger one, its
     /// ACKs lagged, and `model` settled at 880-910 Mbit/s; reading on instead, 960-972.
-    fn hold(&self) -> Option<Duration> {
-        hold_for(self.drained, self.received, self.out.rtt_floor)
+    fn hold(&self, gap: Option<Duration>) -> Option<Duration> {
+        hold_for(self.drained, self.received, self.out.rtt_floor, gap)
     }
 }
 
@@ -451,9 +470,25 @@ fn streams(received: usize, gap: Option<Duration>, hold: Duration) -> bool {
 /// See [`Driver::hold`]: `drained`, whether the last read emptied the socket; `received`,
 /// the datagrams it read; `rtt_floor`, the smallest smoothed RTT among the connections (zero
 /// for one whose reads may not wait).
-fn hold_for(drained: bool, received: usize, rtt_floor: Duration) -> Option<Duration> {
-    let hold = MAX_HOLD.min(rtt_floor / HOLD_RTT_DIVISOR);
+fn hold_for(
+    drained: bool,
+    received: usize,
+    rtt_floor: Duration,
+    gap: Option<Duration>,
+) -> Option<Duration> {
+    let by_rtt = MAX_HOLD.min(rtt_floor / HOLD_RTT_DIVISOR);
+    let by_rate = rate_hold(received, gap).filter(|_| !rtt_floor.is_zero());
+    let hold = by_rate.map_or(by_rtt, |h| h.max(by_rtt));
     (drained && received > 1 && hold >= MIN_SLEEP).then_some(hold)
+}
+
+/// How long [`RATE_HOLD_DATAGRAMS`] take to arrive at the rate of a long read (`received`
+/// datagrams, `gap` after the read before it), at most [`MAX_RATE_HOLD`]; `None` for a
+/// short read or a first one.
+fn rate_hold(received: usize, gap: Option<Duration>) -> Option<Duration> {
+    let received = u32::try_from(received).ok()?;
+    let gap = gap.filter(|_| received >= STREAM_DATAGRAMS as u32)?;
+    Some((gap * RATE_HOLD_DATAGRAMS / received).min(MAX_RATE_HOLD))
 }
 
 impl Output {
@@ -701,15 +736,35 @@ mod tests {
     #[test]
     fn a_port_holds_only_after_reading_a_train_that_emptied_its_socket() {
         let rtt = Duration::from_millis(200);
-        assert_eq!(hold_for(true, 40, rtt), Some(MAX_HOLD));
+        assert_eq!(hold_for(true, 40, rtt, None), Some(MAX_HOLD));
         assert_eq!(
-            hold_for(true, 40, Duration::from_millis(4)),
+            hold_for(true, 40, Duration::from_millis(4), None),
             Some(Duration::from_millis(1))
         );
         // A backlog (the read stopped at its batch limit), a lone datagram, a short path.
-        assert_eq!(hold_for(false, 512, rtt), None);
-        assert_eq!(hold_for(true, 1, rtt), None);
-        assert_eq!(hold_for(true, 40, Duration::from_micros(400)), None);
+        assert_eq!(hold_for(false, 512, rtt, None), None);
+        assert_eq!(hold_for(true, 1, rtt, None), None);
+        assert_eq!(hold_for(true, 40, Duration::from_micros(400), None), None);
+    }
+
+    #[test]
+    fn a_slow_stream_holds_until_its_next_train_is_worth_reading() {
+        let ms = Duration::from_millis;
+        let short_path = Duration::from_micros(400);
+        // 45 Mbit/s behind tbf: a 32-datagram train per ~8.5 ms ACK cycle. 128 more would
+        // take 34 ms: hold for the ACK period, whatever the path's RTT.
+        let slow = Some(ms(8) + ms(1) / 2);
+        assert_eq!(hold_for(true, 32, short_path, slow), Some(MAX_RATE_HOLD));
+        // 1 Gbit/s: 88 datagrams a millisecond; 128 take ~1.5 ms, more than a quarter of
+        // a 4 ms RTT but less than a 200 ms path's own hold.
+        let fast = Some(ms(1));
+        let held = hold_for(true, 88, ms(4), fast).unwrap();
+        assert!(held > ms(1) && held < ms(2), "{held:?}");
+        assert_eq!(hold_for(true, 88, ms(200), fast), Some(MAX_HOLD));
+        // Short reads, backlogs and connections whose reads may not wait keep the old rule.
+        assert_eq!(hold_for(true, 31, short_path, slow), None);
+        assert_eq!(hold_for(false, 64, short_path, slow), None);
+        assert_eq!(hold_for(true, 64, Duration::ZERO, slow), None);
     }
 
     #[test]
