@@ -66,8 +66,8 @@ const HOLD_RTT_DIVISOR: u32 = 4;
 /// receiver's ACKs never wait beyond.
 const MAX_RATE_HOLD: Duration = Duration::from_millis(10);
 /// See [`MAX_RATE_HOLD`]. 128 rather than 64: at 200 Mbit/s (a 7.7 ms hold rather than 3.8)
-/// both ends' CPU per GiB read 1.20 against 1.37 in one sitting; the same at 45 Mbit/s
-/// (both hold the ACK period there) and at 1 Gbit/s (BENCHMARKS.md, session 78).
+/// both ends' CPU per GiB read 1.20 against 1.37 in one sitting; at 1 Gbit/s the same
+/// (BENCHMARKS.md, session 78).
 const RATE_HOLD_DATAGRAMS: u32 = 128;
 /// A read of at least this many datagrams means arrivals outpace the port's wake-ups: it
 /// then holds for the whole hold, whatever its next deadline (see `Driver::hold`).
@@ -420,10 +420,12 @@ impl Driver {
     /// ([`MAX_RATE_HOLD`]; `rate_hold`). Behind a 45 Mbit/s shaper on a veth pair, with an RTT
     /// of a millisecond or two, the quarter-RTT hold was far shorter than the sender's ACK
     /// cycle (one 32-datagram train per ~8.5 ms ACK), so the receiver woke for each train
-    /// and again when the ACK fell due. Holding until the ACK, it reads the train and ACKs
-    /// it in one wake-up, and the ACK leaves when it would have anyway: both ends' CPU per
-    /// GiB fell by a quarter at 45 Mbit/s, a tenth at 200 Mbit/s, and stayed at 1 Gbit/s,
-    /// goodput unchanged (BENCHMARKS.md, session 78). What waits longer is a NAK, by up to
+    /// and again when the ACK fell due; holding until the ACK, it can read the train and
+    /// ACK it in one wake-up, and the ACK leaves when it would have anyway. Measured, paired
+    /// with the quarter-RTT rule alone: both ends' CPU per GiB 0.89x and 0.92x at
+    /// 200 Mbit/s in two sittings, 1.0x at 1 Gbit/s, goodput unchanged; at 45 Mbit/s 0.73x,
+    /// 1.19x and 1.01x in three, no change shown, and in one traced pair the receiver woke
+    /// as often as before (BENCHMARKS.md, session 78). What waits longer is a NAK, by up to
     /// the ACK period, and only on paths where a stream's rate is low for its RTT.
     ///
     /// Only after a read that emptied the socket: a port that stopped at
