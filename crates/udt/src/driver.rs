@@ -397,10 +397,10 @@ impl Driver {
     /// The kernel's arrival stamps keep the estimators exact; what waits is the reaction (a
     /// NAK at the receiver, a wider window at the sender), by at most a quarter of the
     /// smallest RTT among the connections driven, and `MAX_HOLD`, so short paths (a
-    /// loopback) are not held at all unless a slow stream says so (below). A single datagram (a handshake, a ping, a lone ACK) is
-    /// never held for, nor a port with a connection in its first seconds of receiving
-    /// (`Connection::reads_may_wait`: its peer's start-up times delivery by our ACKs'
-    /// spacing, which a hold bunches).
+    /// loopback) are not held at all unless a slow stream says so (below). A single
+    /// datagram (a handshake, a ping, a lone ACK) is never held for, nor a port with a
+    /// connection in its first seconds of receiving (`Connection::reads_may_wait`: its
+    /// peer's start-up times delivery by our ACKs' spacing, which a hold bunches).
     ///
     /// A port whose last read found a long train ([`STREAM_DATAGRAMS`]) holds for the whole
     /// hold even when its next deadline is further off: at 1 Gbit/s on a shaped path the
@@ -471,7 +471,7 @@ fn streams(received: usize, gap: Option<Duration>, hold: Duration) -> bool {
 
 /// See [`Driver::hold`]: `drained`, whether the last read emptied the socket; `received`,
 /// the datagrams it read; `rtt_floor`, the smallest smoothed RTT among the connections (zero
-/// for one whose reads may not wait).
+/// for one whose reads may not wait); `gap`, the time since the read with data before it.
 fn hold_for(
     drained: bool,
     received: usize,
