@@ -187,7 +187,8 @@ static inline UDTSOCKET make_socket(const Options& o) {
         UDT::setsockopt(s, 0, UDT_SNDTIMEO, &o.timeout_ms, sizeof o.timeout_ms);
         // 4.11 quirk: with UDT_RCVTIMEO set, a blocking recvmsg() waits for a new-data signal
         // *before* looking at its buffer, so readable messages sit unread (and some are lost
-        // when the peer's Shutdown arrives). Message receivers therefore block without one.
+        // when the peer's Shutdown arrives). Message receivers go without one (and read
+        // non-blocking: `recvmsg_draining`).
         if (!(o.dgram && !o.send))
             UDT::setsockopt(s, 0, UDT_RCVTIMEO, &o.timeout_ms, sizeof o.timeout_ms);
     }
@@ -246,16 +247,25 @@ static inline std::string udt_error() {
     return std::to_string(UDT::getlasterror_code()) + " " + UDT::getlasterror_desc();
 }
 
-// A blocking recvmsg that works around a 4.11 race: a receiver waiting for data checks
-// "broken" before it reads again, so when the ACK that made the last messages readable and the
-// peer's Shutdown arrive together (a loaded machine, the receiving thread not yet awake), it
-// fails with ECONNLOST although complete messages wait in its buffer. A second call takes the
-// broken path, which reads what is buffered first; it fails only when nothing is left.
+// A blocking recvmsg without 4.11's read-then-fail race. 4.11's blocking recvmsg loops
+// `while (!broken && ... && 0 == (res = readMsg())) wait;` and then throws ECONNLOST if the
+// connection is broken or closing, even when readMsg has just handed it a message: when the
+// peer's Shutdown lands between the two (the ACK that made the last message readable wakes this
+// thread microseconds before it), the message is taken out of the buffer and lost. Traced in
+// session 78 (`our_expiring_messages_to_libudt`, the relay's recorder): the last message
+// acknowledged, our Shutdown 29 us later, the message never returned. The non-blocking path
+// looks at "broken" first and then returns what it read, so read non-blocking and sleep 1 ms
+// between empty reads; once the connection broke and nothing is left, it fails with
+// ECONNLOST as the blocking call did. (4.11 clears its epoll read event only on its blocking
+// and broken paths, so waiting on the event between non-blocking reads could spin.)
 static inline int recvmsg_draining(UDTSOCKET s, char* buf, int len) {
-    int n = UDT::recvmsg(s, buf, len);
-    if (n == UDT::ERROR && UDT::getlasterror_code() == CUDTException::ECONNLOST)
-        n = UDT::recvmsg(s, buf, len);
-    return n;
+    bool blocking = false;
+    UDT::setsockopt(s, 0, UDT_RCVSYN, &blocking, sizeof blocking);
+    for (;;) {
+        int n = UDT::recvmsg(s, buf, len);
+        if (n != UDT::ERROR || UDT::getlasterror_code() != CUDTException::EASYNCRCV) return n;
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
 }
 
 // Stream receiver: read until `bytes` arrived (or the peer closes when bytes < 0), checking
