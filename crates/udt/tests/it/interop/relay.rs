@@ -7,7 +7,7 @@
 //! second socket, and sends replies back to whichever address last wrote to its front.
 //!
 //! It keeps the last [`RECORDED`] datagrams it saw ([`Relay::recent`]), so a test that fails
-//! only now and then (one in tens of CI runs) can print what was on the wire just before:
+//! only now and then (one CI run in a few) can print what was on the wire just before:
 //! which packets were dropped, retransmitted, or dropped by request.
 
 use std::collections::VecDeque;
