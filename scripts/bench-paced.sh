@@ -19,7 +19,9 @@
 # of its work to softirqs. It counts anything else running too: run on a quiet machine.
 # UDT_BASE=PATH adds a row for each `ours` flow run with another `udt` binary (say, a build
 # of an older commit), so a change can be shown before/after in one run.
-# FLOWS="ours-model tcp-bbr" runs a subset; RAW=DIR keeps every flow's reports and
+# FLOWS="ours-model tcp-bbr" runs a subset; a `-capped` suffix (ours-model-capped,
+# tcp-bbr-capped) runs that flow with `--maxbw` at 90% of RATE, so that it is paced by its
+# own rate cap below the shaper, as `udt cp --maxbw` is; RAW=DIR keeps every flow's reports and
 # /proc/stat snapshots there. Root; each flow holds /tmp/udt-bench.lock.
 #
 #   scripts/bench-paced.sh [REPS=3] [SECONDS=10] [RATES="45mbit 200mbit 1gbit"]
@@ -99,6 +101,16 @@ floor_flow() {
   cpu_snapshot "$OUT/$1.stat"
 }
 
+# capped_rate RATE: 90% of a tc rate (45mbit, 1gbit) as a `--maxbw` value in Mbit/s.
+capped_rate() {
+  local n=${1%%[a-z]*}
+  case $1 in
+    *gbit) echo "$((n * 900))M" ;;
+    *mbit) echo "$((n * 9 / 10))M" ;;
+    *) echo "bench-paced.sh: cannot cap rate $1 (use mbit or gbit)" >&2; exit 2 ;;
+  esac
+}
+
 read -r -a FLOWS <<<"${FLOWS:-ours-native ours-model tcp-bbr tcp-cubic libudt}"
 # The base build runs the same controllers as this one.
 if [ -n "${UDT_BASE:-}" ]; then
@@ -120,10 +132,13 @@ for rate in $RATES; do
       name="$rate.$flow.$rep"
       exec 9>/tmp/udt-bench.lock
       flock 9
+      cap=()
+      case $flow in *-capped) cap=(--maxbw "$(capped_rate "$rate")") ;; esac
+      kind=${flow%-capped}
       case $flow in
-        ours-*) perf_flow "$name" "$UDT" --cc "${flow#ours-}" ;;
-        base-*) perf_flow "$name" "$UDT_BASE" --cc "${flow#base-}" ;;
-        tcp-*) perf_flow "$name" "$UDT" --proto tcp --cc "${flow#tcp-}" ;;
+        ours-*) perf_flow "$name" "$UDT" --cc "${kind#ours-}" "${cap[@]}" ;;
+        base-*) perf_flow "$name" "$UDT_BASE" --cc "${kind#base-}" "${cap[@]}" ;;
+        tcp-*) perf_flow "$name" "$UDT" --proto tcp --cc "${kind#tcp-}" "${cap[@]}" ;;
         libudt) libudt_flow "$name" ;;
         udp-floor) floor_flow "$name" ;;
       esac
@@ -142,6 +157,7 @@ GIB = 2 ** 30
 LABEL = {"ours-native": "ours (native)", "ours-model": "ours (model)", "tcp-bbr": "TCP bbr",
          "tcp-cubic": "TCP cubic", "libudt": "libudt 4.11", "base-native": "base (native)",
          "base-model": "base (model)", "udp-floor": "UDP floor (no protocol)"}
+LABEL.update({f"{k}-capped": f"{v}, capped at 90%" for k, v in list(LABEL.items())})
 
 def result_line(path):
     for line in open(path, errors="replace"):

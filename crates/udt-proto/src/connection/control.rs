@@ -256,6 +256,7 @@ impl Connection {
             self.cc.on_loss(now, &info);
             self.refresh_cc();
         }
+        let mut fresh = false;
         for r in &nak.ranges {
             // 4.11: a loss report beyond what was sent breaks the connection.
             if r.last > self.snd.curr_seq || r.first > r.last {
@@ -266,7 +267,11 @@ impl Connection {
             if first <= r.last {
                 let added = self.snd.loss.insert(first, r.last);
                 self.stats.send_loss += u64::from(added);
+                fresh |= added > 0;
             }
+        }
+        if fresh {
+            self.snd.pacer.on_loss(now);
         }
     }
 

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::{Connection, State};
+use super::{max_bandwidth_period, Connection, State};
 use crate::congestion::SentInfo;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
@@ -160,9 +160,12 @@ impl Connection {
             payload: if lend { &[] } else { payload },
         };
         Packet::Data(repr).emit(buf);
-        // Unsent packets still counts this one (it is marked sent after the emit).
-        let app_limited =
-            self.snd.loss.is_empty() && self.snd.buffer.unsent_pkts() <= u32::from(!retransmit);
+        // Unsent packets still counts this one (it is marked sent after the emit). A packet
+        // paced by UDT_MAXBW rather than by the controller is limited by the application
+        // too: its delivery samples measure the cap, not the path.
+        let app_limited = (self.snd.loss.is_empty()
+            && self.snd.buffer.unsent_pkts() <= u32::from(!retransmit))
+            || self.rate_capped();
         self.cc.on_packet_sent(
             now,
             &SentInfo {
@@ -221,6 +224,13 @@ impl Connection {
         };
         let rtt = self.train_rtt();
         self.snd.pacer.on_sent(now, self.send_period, slots, rtt);
+    }
+
+    /// Whether UDT_MAXBW, not the controller, sets the sending period now.
+    fn rate_capped(&self) -> bool {
+        self.config
+            .max_bandwidth
+            .is_some_and(|bw| max_bandwidth_period(self.mss, bw) > self.cc.send_period())
     }
 
     /// The RTT that sizes pacing trains: trains longer than

@@ -107,11 +107,24 @@ fn bulk_flow(
     extensions: Capabilities,
     sender: ConnectionConfig,
 ) -> ConnectionStats {
+    let bdp = LinkConfig::bdp_bytes(rate_bps, rtt);
+    bulk_flow_queued(rate_bps, rtt, bdp, seconds, extensions, sender)
+}
+
+/// [`bulk_flow`] through queues of `queue_bytes`.
+fn bulk_flow_queued(
+    rate_bps: u64,
+    rtt: Duration,
+    queue_bytes: usize,
+    seconds: u64,
+    extensions: Capabilities,
+    sender: ConnectionConfig,
+) -> ConnectionStats {
     let link = || {
         LinkConfig::new()
             .rate_bps(rate_bps)
             .delay(rtt / 2)
-            .queue_bytes(LinkConfig::bdp_bytes(rate_bps, rtt))
+            .queue_bytes(queue_bytes)
     };
     let mut p = Pair::new(link(), link(), ConnectionConfig::default(), 4);
     let (c, s) = p.connect(sender);
@@ -283,6 +296,57 @@ fn a_controller_that_asks_for_short_trains_gets_them_between_gso_peers() {
     assert!(short <= crate::pacer::TRAIN_MIN_PKTS, "{short} packets");
 }
 
+/// On a short path the quarter RTT allows only the minimum train, but a rate-paced flow
+/// between GSO peers earns longer ones while nothing is lost: 45 Mbit/s on a 1 Gbit/s x
+/// 100 µs path whose queues hold 64 packets leaves in 16-packet trains (a wake-up and a
+/// send per 16 packets at each end instead of per 4). Where the queue holds one BDP (8
+/// packets) the longer trains' tails are dropped, each loss halves the trains, and the flow
+/// keeps its rate and loses little.
+#[test]
+fn a_short_path_earns_long_trains_where_its_queue_takes_them() {
+    let flow = |queue_pkts: usize| {
+        let watch = Arc::new(TrainWatchFactory {
+            rate: FixedRateFactory::new(45_000_000 / 8),
+            short: false,
+            longest: Arc::new(AtomicU32::new(0)),
+        });
+        let mut sender = ConnectionConfig::default();
+        sender.controller(watch.clone());
+        let (rtt, seconds) = (Duration::from_micros(100), 3);
+        let r = bulk_flow_queued(
+            1_000_000_000,
+            rtt,
+            queue_pkts * 1500,
+            seconds,
+            Capabilities::GSO,
+            sender,
+        );
+        let share = r.packets_received as f64 * 1500.0 * 8.0 / 45e6 / seconds as f64;
+        let lost = r.recv_loss as f64 / r.packets_received.max(1) as f64;
+        println!(
+            "45 Mbit/s, 100 µs, queue {queue_pkts} packets: longest train {}, {:.3} of the \
+             rate, {:.3}% lost",
+            watch.longest.load(Relaxed),
+            share,
+            lost * 100.0
+        );
+        (watch.longest.load(Relaxed), share, lost)
+    };
+    let (deep, deep_share, deep_lost) = flow(64);
+    assert_eq!(deep, crate::pacer::TRAIN_GSO_MIN_PKTS, "deep queue: {deep}");
+    assert!(
+        deep_share > 0.95 && deep_lost == 0.0,
+        "{deep_share} {deep_lost}"
+    );
+    let (_, bdp_share, bdp_lost) = flow(8);
+    assert!(bdp_share > 0.95, "one-BDP queue: {bdp_share} of the rate");
+    assert!(
+        bdp_lost < 0.002,
+        "one-BDP queue: {:.3}% lost",
+        bdp_lost * 100.0
+    );
+}
+
 /// With more in flight, a prompt ACK between our peers waits for up to 64 packets (half of
 /// what the sender has in flight): at 200 Mbit/s and 20 ms, 340 packets are, and each ACK
 /// then frees a whole GSO train. The flow must keep its rate: waiting for more packets than
@@ -398,4 +462,29 @@ fn both_sides_know_the_round_trip_from_the_handshake() {
             );
         }
     }
+}
+
+/// `model` under UDT_MAXBW, below a faster link on a short path: the cap paces it in earned
+/// 16-packet trains, which reach the receiver as bursts, and delivery samples taken over
+/// them read low (an ACK lands mid-train and the sampler counts only up to the newest
+/// marker it passed); read as the path's rate, they pulled the estimate below the cap
+/// and the flow to 0.54 of it. Packets the cap paces are application-limited, so such
+/// samples only count when they raise the estimate, and the flow keeps its cap.
+#[test]
+fn model_under_a_rate_cap_keeps_the_cap() {
+    let seconds = 3;
+    let mut sender = ConnectionConfig::default();
+    sender.controller(Arc::new(ModelFactory::default()));
+    sender.max_bandwidth(Some(180_000_000 / 8));
+    let r = bulk_flow_queued(
+        200_000_000,
+        Duration::from_micros(40),
+        100 * 1500,
+        seconds,
+        Capabilities::GSO,
+        sender,
+    );
+    let share = r.packets_received as f64 * 1500.0 * 8.0 / 180e6 / seconds as f64;
+    println!("model capped at 180 Mbit/s on a 200 Mbit/s x 40 µs path: {share:.3} of the cap");
+    assert!(share > 0.95, "{share:.3} of the cap");
 }
