@@ -163,9 +163,10 @@ impl Connection {
         // Unsent packets still counts this one (it is marked sent after the emit). A packet
         // paced by UDT_MAXBW rather than by the controller is limited by the application
         // too: its delivery samples measure the cap, not the path.
+        let capped = self.rate_capped();
         let app_limited = (self.snd.loss.is_empty()
             && self.snd.buffer.unsent_pkts() <= u32::from(!retransmit))
-            || self.rate_capped();
+            || capped;
         self.cc.on_packet_sent(
             now,
             &SentInfo {
@@ -180,7 +181,7 @@ impl Connection {
         if retransmit {
             self.stats.retransmitted += 1;
         }
-        self.schedule_next(now, seq, retransmit);
+        self.schedule_next(now, seq, retransmit, capped);
         if lend {
             DataOut::Lent(seq)
         } else {
@@ -213,7 +214,9 @@ impl Connection {
     /// go at once; unlike 4.11, the partner then waits two periods, so the pair does not
     /// push the average rate 1/16 above what the controller asked for (4.11 sends 17 packets
     /// per 16 periods, which on a path paced just below capacity overfills the queue).
-    fn schedule_next(&mut self, now: Instant, seq: SeqNumber, retransmit: bool) {
+    /// Trains may be as long as loss-free time earned only while the rate cap sets the
+    /// period (`capped`; see `crate::pacer`).
+    fn schedule_next(&mut self, now: Instant, seq: SeqNumber, retransmit: bool, capped: bool) {
         let slots = if !retransmit && seq.value() & 0xF == 0 {
             self.snd.probe_partner_due = true;
             0
@@ -223,7 +226,9 @@ impl Connection {
             1
         };
         let rtt = self.train_rtt();
-        self.snd.pacer.on_sent(now, self.send_period, slots, rtt);
+        self.snd
+            .pacer
+            .on_sent(now, self.send_period, slots, rtt, capped);
     }
 
     /// Whether UDT_MAXBW, not the controller, sets the sending period now.

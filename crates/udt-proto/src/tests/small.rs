@@ -296,22 +296,27 @@ fn a_controller_that_asks_for_short_trains_gets_them_between_gso_peers() {
     assert!(short <= crate::pacer::TRAIN_MIN_PKTS, "{short} packets");
 }
 
-/// On a short path the quarter RTT allows only the minimum train, but a rate-paced flow
-/// between GSO peers earns longer ones while nothing is lost: 45 Mbit/s on a 1 Gbit/s x
-/// 100 µs path whose queues hold 64 packets leaves in 16-packet trains (a wake-up and a
-/// send per 16 packets at each end instead of per 4). Where the queue holds one BDP (8
-/// packets) the longer trains' tails are dropped, each loss halves the trains, and the flow
-/// keeps its rate and loses little.
+/// On a short path the quarter RTT allows only the minimum train, but a flow held to
+/// UDT_MAXBW between GSO peers earns longer ones while nothing is lost: capped at
+/// 45 Mbit/s on a 1 Gbit/s x 100 µs path whose queues hold 64 packets, it leaves in
+/// 16-packet trains (a wake-up and a send per 16 packets at each end instead of per 4).
+/// Where the queue holds one BDP (8 packets) the longer trains' tails are dropped, each loss
+/// halves the trains, and the flow keeps its rate and loses little. A flow its controller
+/// paces keeps the minimum train there (see `crate::pacer`).
 #[test]
 fn a_short_path_earns_long_trains_where_its_queue_takes_them() {
-    let flow = |queue_pkts: usize| {
+    let flow = |queue_pkts: usize, capped: bool| {
+        let rate = if capped { 1_000_000_000 } else { 45_000_000 };
         let watch = Arc::new(TrainWatchFactory {
-            rate: FixedRateFactory::new(45_000_000 / 8),
+            rate: FixedRateFactory::new(rate / 8),
             short: false,
             longest: Arc::new(AtomicU32::new(0)),
         });
         let mut sender = ConnectionConfig::default();
         sender.controller(watch.clone());
+        if capped {
+            sender.max_bandwidth(Some(45_000_000 / 8));
+        }
         let (rtt, seconds) = (Duration::from_micros(100), 3);
         let r = bulk_flow_queued(
             1_000_000_000,
@@ -324,21 +329,27 @@ fn a_short_path_earns_long_trains_where_its_queue_takes_them() {
         let share = r.packets_received as f64 * 1500.0 * 8.0 / 45e6 / seconds as f64;
         let lost = r.recv_loss as f64 / r.packets_received.max(1) as f64;
         println!(
-            "45 Mbit/s, 100 µs, queue {queue_pkts} packets: longest train {}, {:.3} of the \
-             rate, {:.3}% lost",
+            "45 Mbit/s (capped: {capped}), 100 µs, queue {queue_pkts} packets: longest \
+             train {}, {:.3} of the rate, {:.3}% lost",
             watch.longest.load(Relaxed),
             share,
             lost * 100.0
         );
         (watch.longest.load(Relaxed), share, lost)
     };
-    let (deep, deep_share, deep_lost) = flow(64);
+    let (deep, deep_share, deep_lost) = flow(64, true);
     assert_eq!(deep, crate::pacer::TRAIN_GSO_MIN_PKTS, "deep queue: {deep}");
     assert!(
         deep_share > 0.95 && deep_lost == 0.0,
         "{deep_share} {deep_lost}"
     );
-    let (_, bdp_share, bdp_lost) = flow(8);
+    let (paced, _, _) = flow(64, false);
+    assert_eq!(
+        paced,
+        crate::pacer::TRAIN_MIN_PKTS,
+        "paced by its controller: {paced}"
+    );
+    let (_, bdp_share, bdp_lost) = flow(8, true);
     assert!(bdp_share > 0.95, "one-BDP queue: {bdp_share} of the rate");
     assert!(
         bdp_lost < 0.002,
