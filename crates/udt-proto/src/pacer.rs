@@ -35,13 +35,14 @@
 //! at 45 Mbit/s) it held every rate-paced flow to 4-packet trains, a wake-up and a send per
 //! 4 packets at each end, whatever queue the path really has. So a train may also be as
 //! long as trains have shown the path takes: one packet more for every [`EARN_STEP`]
-//! without a loss, up to [`TRAIN_GSO_MIN_PKTS`], halved at each loss (never below
+//! without a loss, up to [`TRAIN_MAX_PKTS`] within [`MAX_EARNED_SPAN`] of the schedule
+//! (19 packets at 45 Mbit/s, 64 from about 150 Mbit/s on), halved at each loss (never below
 //! [`TRAIN_MIN_PKTS`]). A queue shorter than the train drops its tail, which halves the
 //! trains again, and each halving that came before the trains reached the top doubles the
 //! time a packet more takes (up to [`MAX_EARN_BACKOFF`] doublings), so that a short queue
 //! sees such a loss every few seconds rather than every few ACK periods (growing every
 //! 10 ms, 45 Mbit/s through an 8-packet queue lost 1.4% in the simulator). A loss-free
-//! path keeps 16-packet trains; a lossy one keeps short ones.
+//! path keeps long trains; a lossy one keeps short ones.
 //!
 //! Only while the application's rate cap (UDT_MAXBW), not the controller, sets the period:
 //! trains sent below the path's rate reach the receiver as bursts, its ACKs then fall
@@ -81,8 +82,9 @@ pub(crate) const TRAIN_MAX_PKTS: u32 = 64;
 const EARN_STEP: Duration = Duration::from_millis(10);
 /// At most this many doublings of [`EARN_STEP`] (0.64 s a packet).
 const MAX_EARN_BACKOFF: u32 = 6;
-/// The longest stretch of the schedule an earned train may carry: 16 packets at 45 Mbit/s
-/// (4.3 ms), fewer below ~40 Mbit/s, where wake-ups cost less and a train bunches more.
+/// The longest stretch of the schedule an earned train may carry: 19 packets at 45 Mbit/s,
+/// a whole GSO send (64) from about 150 Mbit/s on, fewer at low rates, where wake-ups cost
+/// less and a train bunches more.
 const MAX_EARNED_SPAN: Duration = Duration::from_millis(5);
 
 /// The pacing state of one connection.
@@ -93,6 +95,8 @@ pub(crate) struct Pacer {
     /// Slots up to this time belong to the train under way.
     train_end: Instant,
     earned: EarnedTrains,
+    /// The period of the last packet sent.
+    period: Duration,
 }
 
 /// How long a train the path has been shown to take (see the module docs).
@@ -123,16 +127,17 @@ impl EarnedTrains {
         let step = EARN_STEP * (1 << self.backoff);
         let since = now.saturating_duration_since(self.last_loss);
         let steps = u32::try_from(since.as_nanos() / step.as_nanos()).unwrap_or(u32::MAX);
-        self.at_loss.saturating_add(steps).min(TRAIN_GSO_MIN_PKTS)
+        self.at_loss.saturating_add(steps).min(TRAIN_MAX_PKTS)
     }
 
-    /// Halves the length for a loss at `now`. Losses within [`EARN_STEP`] of the last
-    /// halving only restart the clock: one train's tail and the random losses of one ACK
-    /// period are one reason to shorten, not several.
-    fn on_loss(&mut self, now: Instant) {
-        let earned = self.at(now);
+    /// Halves the length for a loss at `now`, of trains `period` apart: the length in use,
+    /// which [`MAX_EARNED_SPAN`] may hold below the earned count. Losses within
+    /// [`EARN_STEP`] of the last halving only restart the clock: one train's tail and the
+    /// random losses of one ACK period are one reason to shorten, not several.
+    fn on_loss(&mut self, now: Instant, period: Duration) {
+        let earned = self.at(now).min(span_pkts(period));
         if now >= self.halved + EARN_STEP {
-            self.backoff = if earned >= TRAIN_GSO_MIN_PKTS {
+            self.backoff = if earned >= TRAIN_GSO_MIN_PKTS.min(span_pkts(period)) {
                 0
             } else {
                 (self.backoff + 1).min(MAX_EARN_BACKOFF)
@@ -154,13 +159,14 @@ impl Pacer {
             catch_up: now,
             train_end: now,
             earned: EarnedTrains::new(now),
+            period: Duration::ZERO,
         }
     }
 
     /// The path lost packets (a loss report or a timeout) at `now`: shorten the earned
     /// trains, since the loss may be a train's tail dropped at a short queue.
     pub(crate) fn on_loss(&mut self, now: Instant) {
-        self.earned.on_loss(now);
+        self.earned.on_loss(now, self.period);
     }
 
     /// The earliest time the next packet may leave.
@@ -187,6 +193,7 @@ impl Pacer {
         rtt: Duration,
         earn: bool,
     ) {
+        self.period = period;
         if self.earliest() <= now {
             let earned = if rtt.is_zero() || !earn {
                 TRAIN_MIN_PKTS
@@ -223,10 +230,21 @@ fn train_span(period: Duration, rtt: Duration, earned: u32) -> Duration {
     } else {
         Duration::ZERO
     };
-    let quarter = (rtt / TRAIN_RTT_DIVISOR).max(earned);
+    let quarter = rtt / TRAIN_RTT_DIVISOR;
     let path = quarter.max(period * (TRAIN_MIN_PKTS - 1));
     let train = TRAIN.max((period * (TRAIN_GSO_MIN_PKTS - 1)).min(quarter));
-    path.min(train).min(period * (TRAIN_MAX_PKTS - 1))
+    path.min(train)
+        .max(earned)
+        .min(period * (TRAIN_MAX_PKTS - 1))
+}
+
+/// Packets an earned train of `period` spacing carries at most ([`MAX_EARNED_SPAN`],
+/// [`TRAIN_MAX_PKTS`]).
+fn span_pkts(period: Duration) -> u32 {
+    let slots = MAX_EARNED_SPAN.as_nanos() / period.as_nanos().max(1);
+    u32::try_from(slots.saturating_add(1))
+        .unwrap_or(u32::MAX)
+        .min(TRAIN_MAX_PKTS)
 }
 
 #[cfg(test)]
@@ -389,21 +407,15 @@ mod tests {
         let at = |ms: u64| Instant::from_micros(ms * 1000);
         let mut pacer = Pacer::new(Instant::ZERO);
         assert_eq!(train_at(&mut pacer, at(0), period, rtt), TRAIN_MIN_PKTS);
-        // One packet more per 10 ms without a loss, up to the GSO minimum.
+        // One packet more per 10 ms without a loss, up to 5 ms of the schedule (19 slots).
         assert_eq!(train_at(&mut pacer, at(40), period, rtt), 8);
-        assert_eq!(
-            train_at(&mut pacer, at(200), period, rtt),
-            TRAIN_GSO_MIN_PKTS
-        );
-        assert_eq!(
-            train_at(&mut pacer, at(2_000), period, rtt),
-            TRAIN_GSO_MIN_PKTS
-        );
+        assert_eq!(train_at(&mut pacer, at(200), period, rtt), 19);
+        assert_eq!(train_at(&mut pacer, at(2_000), period, rtt), 19);
         // A loss halves them; more losses within 10 ms only restart the clock…
         pacer.on_loss(at(2_000));
         pacer.on_loss(at(2_005));
-        assert_eq!(train_at(&mut pacer, at(2_005), period, rtt), 8);
-        assert_eq!(train_at(&mut pacer, at(2_025), period, rtt), 10);
+        assert_eq!(train_at(&mut pacer, at(2_006), period, rtt), 9);
+        assert_eq!(train_at(&mut pacer, at(2_025), period, rtt), 11);
         // …and later ones halve again, never below the minimum.
         pacer.on_loss(at(2_025));
         assert_eq!(train_at(&mut pacer, at(2_030), period, rtt), 5);
@@ -413,6 +425,14 @@ mod tests {
         assert_eq!(train_at(&mut pacer, at(2_080), period, rtt), TRAIN_MIN_PKTS);
         // Each halving below the top doubled the time a packet more takes: 160 ms now.
         assert_eq!(train_at(&mut pacer, at(2_400), period, rtt), 6);
+        // At 1 Gbit/s (12 µs a packet) 600 ms earn a whole GSO send.
+        let mut fast = Pacer::new(Instant::ZERO);
+        let fast_period = Duration::from_micros(12);
+        assert_eq!(train_at(&mut fast, at(0), fast_period, rtt), TRAIN_MIN_PKTS);
+        assert_eq!(
+            train_at(&mut fast, at(700), fast_period, rtt),
+            TRAIN_MAX_PKTS
+        );
         // A peer that takes no GSO trains (zero RTT) never earns them.
         let mut plain = Pacer::new(Instant::ZERO);
         assert_eq!(
