@@ -49,9 +49,9 @@
 //! inside trains, and `model`'s delivery samples, which count up to the newest train
 //! an ACK passed but span the whole gap, read up to half the rate. Under the cap those
 //! samples are application-limited and can only raise the estimate; paced by the
-//! controller, they pulled a capped flow's estimate below the cap, to 0.54 of it in the
-//! simulator and 0.71 on a veth pair, in the phases (a 0.75 gain) where the controller's
-//! period was the longer one.
+//! controller, they pulled a capped flow's estimate below the cap (to 0.54 of it in the
+//! simulator; 127 Mbit/s against 167 at 180 Mbit/s on a veth pair), in the phases (a 0.75
+//! gain) where the controller's period was the longer one.
 
 use std::time::Duration;
 
