@@ -95,8 +95,6 @@ pub(crate) struct Pacer {
     /// Slots up to this time belong to the train under way.
     train_end: Instant,
     earned: EarnedTrains,
-    /// The period of the last packet sent.
-    period: Duration,
 }
 
 /// How long a train the path has been shown to take (see the module docs).
@@ -135,9 +133,10 @@ impl EarnedTrains {
     /// [`EARN_STEP`] of the last halving only restart the clock: one train's tail and the
     /// random losses of one ACK period are one reason to shorten, not several.
     fn on_loss(&mut self, now: Instant, period: Duration) {
-        let earned = self.at(now).min(span_pkts(period));
+        let top = span_pkts(period);
+        let earned = self.at(now).min(top);
         if now >= self.halved + EARN_STEP {
-            self.backoff = if earned >= TRAIN_GSO_MIN_PKTS.min(span_pkts(period)) {
+            self.backoff = if earned >= TRAIN_GSO_MIN_PKTS.min(top) {
                 0
             } else {
                 (self.backoff + 1).min(MAX_EARN_BACKOFF)
@@ -159,14 +158,14 @@ impl Pacer {
             catch_up: now,
             train_end: now,
             earned: EarnedTrains::new(now),
-            period: Duration::ZERO,
         }
     }
 
-    /// The path lost packets (a loss report or a timeout) at `now`: shorten the earned
-    /// trains, since the loss may be a train's tail dropped at a short queue.
-    pub(crate) fn on_loss(&mut self, now: Instant) {
-        self.earned.on_loss(now, self.period);
+    /// The path lost packets (a loss report or a timeout) at `now`, packets leaving `period`
+    /// apart: shorten the earned trains, since the loss may be a train's tail dropped at a
+    /// short queue.
+    pub(crate) fn on_loss(&mut self, now: Instant, period: Duration) {
+        self.earned.on_loss(now, period);
     }
 
     /// The earliest time the next packet may leave.
@@ -193,7 +192,6 @@ impl Pacer {
         rtt: Duration,
         earn: bool,
     ) {
-        self.period = period;
         if self.earliest() <= now {
             let earned = if rtt.is_zero() || !earn {
                 TRAIN_MIN_PKTS
@@ -412,15 +410,15 @@ mod tests {
         assert_eq!(train_at(&mut pacer, at(200), period, rtt), 19);
         assert_eq!(train_at(&mut pacer, at(2_000), period, rtt), 19);
         // A loss halves them; more losses within 10 ms only restart the clock…
-        pacer.on_loss(at(2_000));
-        pacer.on_loss(at(2_005));
+        pacer.on_loss(at(2_000), period);
+        pacer.on_loss(at(2_005), period);
         assert_eq!(train_at(&mut pacer, at(2_006), period, rtt), 9);
         assert_eq!(train_at(&mut pacer, at(2_025), period, rtt), 11);
         // …and later ones halve again, never below the minimum.
-        pacer.on_loss(at(2_025));
+        pacer.on_loss(at(2_025), period);
         assert_eq!(train_at(&mut pacer, at(2_030), period, rtt), 5);
         for ms in [2_040, 2_060, 2_080] {
-            pacer.on_loss(at(ms));
+            pacer.on_loss(at(ms), period);
         }
         assert_eq!(train_at(&mut pacer, at(2_080), period, rtt), TRAIN_MIN_PKTS);
         // Each halving below the top doubled the time a packet more takes: 160 ms now.

@@ -271,7 +271,7 @@ impl Connection {
             }
         }
         if fresh {
-            self.snd.pacer.on_loss(now);
+            self.snd.pacer.on_loss(now, self.send_period);
         }
     }
 

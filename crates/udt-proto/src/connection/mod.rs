@@ -103,6 +103,9 @@ pub struct Connection {
     cc: Box<dyn Controller>,
     /// Controller outputs, refreshed after every hook (4.11 `CCUpdate`).
     send_period: Duration,
+    /// Whether UDT_MAXBW, not the controller, set `send_period`: such packets are
+    /// application-limited, and their trains may be as long as they earned (`crate::pacer`).
+    rate_capped: bool,
     cwnd: f64,
 
     timers: TimerTable,
@@ -331,6 +334,7 @@ impl Connection {
             rtt: RttEstimator::new(),
             cc,
             send_period: Duration::from_micros(1),
+            rate_capped: false,
             cwnd: 16.0,
             timers: TimerTable::default(),
             exp_count: 1,
@@ -927,11 +931,13 @@ impl Connection {
 
     /// Copy the controller's outputs, flooring the period at what UDT_MAXBW allows.
     fn refresh_cc(&mut self) {
-        let mut period = self.cc.send_period();
-        if let Some(max_bw) = self.config.max_bandwidth {
-            period = period.max(max_bandwidth_period(self.mss, max_bw));
-        }
-        self.send_period = period;
+        let period = self.cc.send_period();
+        let cap = self
+            .config
+            .max_bandwidth
+            .map(|max_bw| max_bandwidth_period(self.mss, max_bw));
+        self.rate_capped = cap.is_some_and(|cap| cap > period);
+        self.send_period = cap.map_or(period, |cap| cap.max(period));
         let cwnd = self.cc.window_pkts();
         self.cwnd = if cwnd.is_finite() {
             cwnd.max(1.0)

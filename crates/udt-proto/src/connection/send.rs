@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::{max_bandwidth_period, Connection, State};
+use super::{Connection, State};
 use crate::congestion::SentInfo;
 use crate::seq::SeqNumber;
 use crate::time::Instant;
@@ -163,10 +163,9 @@ impl Connection {
         // Unsent packets still counts this one (it is marked sent after the emit). A packet
         // paced by UDT_MAXBW rather than by the controller is limited by the application
         // too: its delivery samples measure the cap, not the path.
-        let capped = self.rate_capped();
         let app_limited = (self.snd.loss.is_empty()
             && self.snd.buffer.unsent_pkts() <= u32::from(!retransmit))
-            || capped;
+            || self.rate_capped;
         self.cc.on_packet_sent(
             now,
             &SentInfo {
@@ -181,7 +180,7 @@ impl Connection {
         if retransmit {
             self.stats.retransmitted += 1;
         }
-        self.schedule_next(now, seq, retransmit, capped);
+        self.schedule_next(now, seq, retransmit);
         if lend {
             DataOut::Lent(seq)
         } else {
@@ -215,8 +214,8 @@ impl Connection {
     /// push the average rate 1/16 above what the controller asked for (4.11 sends 17 packets
     /// per 16 periods, which on a path paced just below capacity overfills the queue).
     /// Trains may be as long as loss-free time earned only while the rate cap sets the
-    /// period (`capped`; see `crate::pacer`).
-    fn schedule_next(&mut self, now: Instant, seq: SeqNumber, retransmit: bool, capped: bool) {
+    /// period (see `crate::pacer`).
+    fn schedule_next(&mut self, now: Instant, seq: SeqNumber, retransmit: bool) {
         let slots = if !retransmit && seq.value() & 0xF == 0 {
             self.snd.probe_partner_due = true;
             0
@@ -228,14 +227,7 @@ impl Connection {
         let rtt = self.train_rtt();
         self.snd
             .pacer
-            .on_sent(now, self.send_period, slots, rtt, capped);
-    }
-
-    /// Whether UDT_MAXBW, not the controller, sets the sending period now.
-    fn rate_capped(&self) -> bool {
-        self.config
-            .max_bandwidth
-            .is_some_and(|bw| max_bandwidth_period(self.mss, bw) > self.cc.send_period())
+            .on_sent(now, self.send_period, slots, rtt, self.rate_capped);
     }
 
     /// The RTT that sizes pacing trains: trains longer than

@@ -172,7 +172,7 @@ impl Connection {
             self.stats.send_loss += u64::from(added);
         }
         let resending = !self.snd.loss.is_empty();
-        self.snd.pacer.on_loss(now);
+        self.snd.pacer.on_loss(now, self.send_period);
         let info = TimeoutInfo {
             rtt: self.rtt.rtt(),
             recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
