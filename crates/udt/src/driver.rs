@@ -110,6 +110,9 @@ struct Driver {
     /// When the last read that found datagrams ended: the spacing of such reads tells a
     /// stream from trains an ACK apart (see `streams`).
     last_read: Option<Instant>,
+    /// The slow stream's hold granted after the last read with data, which one read that
+    /// finds nothing may take again (see `Driver::hold`).
+    carried: Option<Duration>,
 }
 
 /// Everything a connection's output goes to (split from `Driver` so it can be borrowed while
@@ -151,6 +154,7 @@ impl Driver {
             drained: true,
             received: 0,
             last_read: None,
+            carried: None,
             mux,
         }
     }
@@ -360,7 +364,8 @@ impl Driver {
         } else {
             None
         };
-        let hold = self.hold(gap);
+        let hold;
+        (hold, self.carried) = self.hold(gap);
         let streaming = hold.is_some_and(|h| streams(self.received, gap, h));
         self.received = 0;
         self.out.rtt_floor = Duration::MAX;
@@ -428,13 +433,28 @@ impl Driver {
     /// as often as before (BENCHMARKS.md, session 78). What waits longer is a NAK, by up to
     /// the ACK period, and only on paths where a stream's rate is low for its RTT.
     ///
+    /// That hold outlasts one read that finds nothing (`plan_hold`). A window-limited
+    /// sender behind a slow shaper sends its train when our ACK reaches it, so the train
+    /// lands a millisecond or two after each ACK: the port read it, held until the next ACK,
+    /// found nothing new there, and watched the socket again, to be woken by the next train
+    /// a moment later: two wake-ups per ACK cycle (45 Mbit/s on the veth pair, ~200 a
+    /// second). Holding on after the empty read, it reads each train with the ACK that
+    /// covers it. The ACKs leave when and with what they would have; a second empty read
+    /// (the stream stopped) ends the hold.
+    ///
     /// Only after a read that emptied the socket: a port that stopped at
     /// `MAX_RECV_BATCHES` has a backlog, and holding then let it fall further behind at every
     /// turn. At 1 Gbit/s × 200 ms in the lab the receiver held 4 ms after each 512-datagram
     /// read, its socket overflowed (2,000-3,400 drops a second) or, with a larger one, its
     /// ACKs lagged, and `model` settled at 880-910 Mbit/s; reading on instead, 960-972.
-    fn hold(&self, gap: Option<Duration>) -> Option<Duration> {
-        hold_for(self.drained, self.received, self.out.rtt_floor, gap)
+    /// Returns the hold, and what of it the next read may take again if it finds nothing.
+    fn hold(&self, gap: Option<Duration>) -> (Option<Duration>, Option<Duration>) {
+        let read = Read {
+            drained: self.drained,
+            received: self.received,
+            gap,
+        };
+        plan_hold(self.carried, read, self.out.rtt_floor)
     }
 }
 
@@ -482,6 +502,32 @@ fn hold_for(
     let by_rate = rate_hold(received, gap).filter(|_| !rtt_floor.is_zero());
     let hold = by_rate.map_or(by_rtt, |h| h.max(by_rtt));
     (drained && received > 1 && hold >= MIN_SLEEP).then_some(hold)
+}
+
+/// The last read, as the hold sees it (see [`hold_for`]).
+#[derive(Clone, Copy, Debug)]
+struct Read {
+    drained: bool,
+    received: usize,
+    gap: Option<Duration>,
+}
+
+/// The hold after `read` (see [`Driver::hold`]), and what of it the next read may take
+/// again if it finds nothing: a slow stream's hold (`rate_hold`). A read that found nothing
+/// takes the hold `carried` from the read before it, unless a connection driven meanwhile
+/// may not have its reads wait (`rtt_floor` zero), and carries nothing on.
+fn plan_hold(
+    carried: Option<Duration>,
+    read: Read,
+    rtt_floor: Duration,
+) -> (Option<Duration>, Option<Duration>) {
+    match carried {
+        Some(carried) if read.received == 0 => ((!rtt_floor.is_zero()).then_some(carried), None),
+        _ => {
+            let hold = hold_for(read.drained, read.received, rtt_floor, read.gap);
+            (hold, rate_hold(read.received, read.gap).and(hold))
+        }
+    }
 }
 
 /// How long [`RATE_HOLD_DATAGRAMS`] take to arrive at the rate of a long read (`received`
@@ -767,6 +813,43 @@ mod tests {
         assert_eq!(hold_for(true, 31, short_path, slow), None);
         assert_eq!(hold_for(false, 64, short_path, slow), None);
         assert_eq!(hold_for(true, 64, Duration::ZERO, slow), None);
+    }
+
+    #[test]
+    fn a_slow_streams_hold_outlasts_one_empty_read() {
+        let ms = Duration::from_millis;
+        let rtt = ms(10);
+        let read = |received, gap| Read {
+            drained: true,
+            received,
+            gap,
+        };
+        // 45 Mbit/s behind tbf: a 37-datagram train per 10 ms ACK cycle. Held until the ACK,
+        // which finds nothing new: the hold goes on to the next ACK, once.
+        let train = read(37, Some(ms(10)));
+        let (hold, carried) = plan_hold(None, train, rtt);
+        assert_eq!((hold, carried), (Some(MAX_RATE_HOLD), Some(MAX_RATE_HOLD)));
+        let (hold, carried) = plan_hold(carried, read(0, None), rtt);
+        assert_eq!((hold, carried), (Some(MAX_RATE_HOLD), None));
+        assert_eq!(plan_hold(carried, read(0, None), rtt), (None, None));
+        // The next train read renews it; a short read or a backlog ends it.
+        assert_eq!(plan_hold(None, train, rtt).1, Some(MAX_RATE_HOLD));
+        assert_eq!(
+            plan_hold(Some(MAX_RATE_HOLD), read(3, Some(ms(1))), rtt).1,
+            None
+        );
+        let backlog = Read {
+            drained: false,
+            ..train
+        };
+        assert_eq!(plan_hold(Some(MAX_RATE_HOLD), backlog, rtt), (None, None));
+        // A quarter-RTT hold is not carried, nor a hold once a connection driven meanwhile
+        // may not have its reads wait.
+        assert_eq!(plan_hold(None, read(40, None), ms(8)), (Some(ms(2)), None));
+        assert_eq!(
+            plan_hold(Some(MAX_RATE_HOLD), read(0, None), Duration::ZERO),
+            (None, None)
+        );
     }
 
     #[test]
