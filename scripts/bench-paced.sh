@@ -17,6 +17,7 @@
 # processes, such as TCP's paced transmissions from its timers or tbf's watchdog, is charged
 # to nobody's getrusage, so the per-process figures flatter whichever transport leaves more
 # of its work to softirqs. It counts anything else running too: run on a quiet machine.
+# UDT=PATH runs the `ours` flows (and TCP's) with that `udt` binary instead of this tree's.
 # UDT_BASE=PATH adds a row for each `ours` flow run with another `udt` binary (say, a build
 # of an older commit), so a change can be shown before/after in one run.
 # FLOWS="ours-model tcp-bbr" runs a subset; a `-capped` suffix (ours-model-capped,
@@ -33,7 +34,7 @@ RATES=${3:-45mbit 200mbit 1gbit}
 [ "$(id -u)" = 0 ] || { echo "bench-paced.sh: needs root (network namespaces)" >&2; exit 2; }
 TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 cargo build --release -q -p udt-cli -p udt --example udp_floor
-UDT="$TARGET/release/udt"
+UDT="${UDT:-$TARGET/release/udt}"
 FLOOR="$TARGET/release/examples/udp_floor"
 PEERS="$TARGET/interop"
 # The libudt peers, built as the interop tests build them (make is incremental).

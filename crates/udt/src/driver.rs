@@ -107,9 +107,10 @@ struct Driver {
     /// The last read emptied the socket (it stopped short of `MAX_RECV_BATCHES` full
     /// batches): only then may the port hold.
     drained: bool,
-    /// When the last read that found datagrams ended: the spacing of such reads tells a
-    /// stream from trains an ACK apart (see `streams`).
-    last_read: Option<Instant>,
+    /// When the last reads that found datagrams ended, and how many each found: their
+    /// spacing tells a stream from trains an ACK apart (see `streams`), and their rate how
+    /// long a slow stream may be held (see `rate_hold`).
+    reads: RecentReads,
     /// The slow stream's hold granted after the last read with data, which one read that
     /// finds nothing may take again (see `Driver::hold`).
     carried: Option<Duration>,
@@ -153,7 +154,7 @@ impl Driver {
             readable: true,
             drained: true,
             received: 0,
-            last_read: None,
+            reads: RecentReads::default(),
             carried: None,
             mux,
         }
@@ -356,16 +357,15 @@ impl Driver {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        // A read that found nothing never streams, so only reads with data move the mark.
-        let gap = if self.received > 0 {
-            self.last_read
-                .replace(now)
-                .map(|t| now.saturating_duration_since(t))
+        // A read that found nothing never streams, so only reads with data are remembered.
+        let (gap, stream) = if self.received > 0 {
+            let gap = self.reads.record(now, self.received);
+            (gap, self.reads.stream())
         } else {
-            None
+            (None, None)
         };
         let hold;
-        (hold, self.carried) = self.hold(gap);
+        (hold, self.carried) = self.hold(stream);
         let streaming = hold.is_some_and(|h| streams(self.received, gap, h));
         self.received = 0;
         self.out.rtt_floor = Duration::MAX;
@@ -431,7 +431,10 @@ impl Driver {
     /// 200 Mbit/s in two sittings, 1.0x at 1 Gbit/s, goodput unchanged; at 45 Mbit/s 0.73x,
     /// 1.19x and 1.01x in three, no change shown, and in one traced pair the receiver woke
     /// as often as before (BENCHMARKS.md, session 78). What waits longer is a NAK, by up to
-    /// the ACK period, and only on paths where a stream's rate is low for its RTT.
+    /// the ACK period, and only on paths where a stream's rate is low for its RTT. Short reads
+    /// that together make a long one within the ACK period count as one
+    /// ([`RecentReads::stream`]): a rate-paced sender's quarter-RTT trains on a short path are
+    /// a few datagrams each, and the port woke for every one.
     ///
     /// That hold outlasts one read that finds nothing (`plan_hold`). A window-limited
     /// sender behind a slow shaper sends its train when our ACK reaches it, so the train
@@ -448,11 +451,11 @@ impl Driver {
     /// read, its socket overflowed (2,000-3,400 drops a second) or, with a larger one, its
     /// ACKs lagged, and `model` settled at 880-910 Mbit/s; reading on instead, 960-972.
     /// Returns the hold, and what of it the next read may take again if it finds nothing.
-    fn hold(&self, gap: Option<Duration>) -> (Option<Duration>, Option<Duration>) {
+    fn hold(&self, stream: Option<Stream>) -> (Option<Duration>, Option<Duration>) {
         let read = Read {
             drained: self.drained,
             received: self.received,
-            gap,
+            stream,
         };
         plan_hold(self.carried, read, self.out.rtt_floor)
     }
@@ -491,15 +494,16 @@ fn streams(received: usize, gap: Option<Duration>, hold: Duration) -> bool {
 
 /// See [`Driver::hold`]: `drained`, whether the last read emptied the socket; `received`,
 /// the datagrams it read; `rtt_floor`, the smallest smoothed RTT among the connections (zero
-/// for one whose reads may not wait); `gap`, the time since the read with data before it.
+/// for one whose reads may not wait); `stream`, the rate of the last reads
+/// ([`RecentReads::stream`]).
 fn hold_for(
     drained: bool,
     received: usize,
     rtt_floor: Duration,
-    gap: Option<Duration>,
+    stream: Option<Stream>,
 ) -> Option<Duration> {
     let by_rtt = MAX_HOLD.min(rtt_floor / HOLD_RTT_DIVISOR);
-    let by_rate = rate_hold(received, gap).filter(|_| !rtt_floor.is_zero());
+    let by_rate = rate_hold(stream).filter(|_| !rtt_floor.is_zero());
     let hold = by_rate.map_or(by_rtt, |h| h.max(by_rtt));
     (drained && received > 1 && hold >= MIN_SLEEP).then_some(hold)
 }
@@ -509,7 +513,7 @@ fn hold_for(
 struct Read {
     drained: bool,
     received: usize,
-    gap: Option<Duration>,
+    stream: Option<Stream>,
 }
 
 /// The hold after `read` (see [`Driver::hold`]), and what of it the next read may take
@@ -524,19 +528,70 @@ fn plan_hold(
     match carried {
         Some(carried) if read.received == 0 => ((!rtt_floor.is_zero()).then_some(carried), None),
         _ => {
-            let hold = hold_for(read.drained, read.received, rtt_floor, read.gap);
-            (hold, rate_hold(read.received, read.gap).and(hold))
+            let hold = hold_for(read.drained, read.received, rtt_floor, read.stream);
+            (hold, rate_hold(read.stream).and(hold))
         }
     }
 }
 
-/// How long [`RATE_HOLD_DATAGRAMS`] take to arrive at the rate of a long read (`received`
-/// datagrams, `gap` after the read before it), at most [`MAX_RATE_HOLD`]; `None` for a
-/// short read or a first one.
-fn rate_hold(received: usize, gap: Option<Duration>) -> Option<Duration> {
-    let received = u32::try_from(received).ok()?;
-    let gap = gap.filter(|_| received >= STREAM_DATAGRAMS as u32)?;
-    Some((gap * RATE_HOLD_DATAGRAMS / received).min(MAX_RATE_HOLD))
+/// How long [`RATE_HOLD_DATAGRAMS`] take to arrive at a `stream`'s rate, at most
+/// [`MAX_RATE_HOLD`]; `None` without a stream.
+fn rate_hold(stream: Option<Stream>) -> Option<Duration> {
+    let Stream { datagrams, span } = stream?;
+    Some((span * RATE_HOLD_DATAGRAMS / datagrams.max(1)).min(MAX_RATE_HOLD))
+}
+
+/// At least [`STREAM_DATAGRAMS`] datagrams read in `span` (see [`RecentReads::stream`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stream {
+    datagrams: u32,
+    span: Duration,
+}
+
+/// How many reads [`RecentReads`] remembers: enough for [`STREAM_DATAGRAMS`] of one each.
+const RECENT_READS: usize = STREAM_DATAGRAMS;
+
+/// The last reads that found datagrams: when each ended and how many it found.
+#[derive(Clone, Debug, Default)]
+struct RecentReads {
+    reads: [(Option<Instant>, u32); RECENT_READS],
+    /// Where the next read goes.
+    next: usize,
+}
+
+impl RecentReads {
+    /// A read of `received` datagrams ended `now`; returns the time since the read before.
+    fn record(&mut self, now: Instant, received: usize) -> Option<Duration> {
+        let before = self.reads[(self.next + RECENT_READS - 1) % RECENT_READS].0;
+        self.reads[self.next] = (Some(now), u32::try_from(received).unwrap_or(u32::MAX));
+        self.next = (self.next + 1) % RECENT_READS;
+        before.map(|t| now.saturating_duration_since(t))
+    }
+
+    /// The newest reads that found [`STREAM_DATAGRAMS`] or more, and the time they took
+    /// (from the end of the read before them): one long read, however long after the one
+    /// before it (a window-limited sender's train per ACK), or several short ones within
+    /// [`MAX_RATE_HOLD`]. A rate-paced sender on a short path sends trains of a quarter of
+    /// its RTT, a millisecond or less at 45 Mbit/s: read as they came, four datagrams at a
+    /// time, none was long, and the port woke for each.
+    fn stream(&self) -> Option<Stream> {
+        let newest = (self.next + RECENT_READS - 1) % RECENT_READS;
+        let end = self.reads[newest].0?;
+        let mut datagrams = 0u32;
+        for back in 0..RECENT_READS - 1 {
+            let i = (newest + RECENT_READS - back) % RECENT_READS;
+            datagrams = datagrams.saturating_add(self.reads[i].1);
+            let start = self.reads[(i + RECENT_READS - 1) % RECENT_READS].0?;
+            let span = end.saturating_duration_since(start);
+            if back > 0 && span > MAX_RATE_HOLD {
+                return None;
+            }
+            if datagrams >= STREAM_DATAGRAMS as u32 {
+                return Some(Stream { datagrams, span });
+            }
+        }
+        None
+    }
 }
 
 impl Output {
@@ -801,32 +856,71 @@ mod tests {
         let short_path = Duration::from_micros(400);
         // 45 Mbit/s behind tbf: a 32-datagram train per ~8.5 ms ACK cycle. 128 more would
         // take 34 ms: hold for the ACK period, whatever the path's RTT.
-        let slow = Some(ms(8) + ms(1) / 2);
+        let slow = stream(32, ms(8) + ms(1) / 2);
         assert_eq!(hold_for(true, 32, short_path, slow), Some(MAX_RATE_HOLD));
         // 1 Gbit/s: 88 datagrams a millisecond; 128 take ~1.5 ms, more than a quarter of
         // a 4 ms RTT but less than a 200 ms path's own hold.
-        let fast = Some(ms(1));
+        let fast = stream(88, ms(1));
         let held = hold_for(true, 88, ms(4), fast).unwrap();
         assert!(held > ms(1) && held < ms(2), "{held:?}");
         assert_eq!(hold_for(true, 88, ms(200), fast), Some(MAX_HOLD));
-        // Short reads, backlogs and connections whose reads may not wait keep the old rule.
-        assert_eq!(hold_for(true, 31, short_path, slow), None);
+        // No stream, a backlog or a connection whose reads may not wait: the old rule.
+        assert_eq!(hold_for(true, 31, short_path, None), None);
         assert_eq!(hold_for(false, 64, short_path, slow), None);
         assert_eq!(hold_for(true, 64, Duration::ZERO, slow), None);
+    }
+
+    fn stream(datagrams: u32, span: Duration) -> Option<Stream> {
+        Some(Stream { datagrams, span })
+    }
+
+    #[test]
+    fn a_stream_is_one_long_read_or_short_ones_that_come_fast() {
+        let ms = |n: u64| Instant::ZERO + Duration::from_millis(n);
+        let mut reads = RecentReads::default();
+        assert_eq!(reads.stream(), None);
+        // A first read has no span.
+        assert_eq!(reads.record(ms(100), 37), None);
+        assert_eq!(reads.stream(), None);
+        // A window-limited sender's train per ACK, however far apart.
+        assert_eq!(reads.record(ms(130), 37), Some(Duration::from_millis(30)));
+        assert_eq!(reads.stream(), stream(37, Duration::from_millis(30)));
+        // A rate-paced sender's 4-datagram trains a millisecond apart (45 Mbit/s): a stream
+        // once eight of them came, over the 8 ms since the read before them.
+        let mut t = 130;
+        for _ in 0..7 {
+            t += 1;
+            reads.record(ms(t), 4);
+            assert_eq!(reads.stream(), None);
+        }
+        reads.record(ms(t + 1), 4);
+        assert_eq!(reads.stream(), stream(32, Duration::from_millis(8)));
+        // Twice as far apart they take 16 ms, longer than a hold: no stream.
+        let mut reads = RecentReads::default();
+        for n in 0..40 {
+            reads.record(ms(2 * n), 4);
+            assert_eq!(reads.stream(), None);
+        }
+        // Single datagrams fill the memory: 32 of them need 33 reads, so none is a stream.
+        let mut reads = RecentReads::default();
+        for n in 0..40 {
+            reads.record(Instant::ZERO + Duration::from_micros(10 * n), 1);
+            assert_eq!(reads.stream(), None);
+        }
     }
 
     #[test]
     fn a_slow_streams_hold_outlasts_one_empty_read() {
         let ms = Duration::from_millis;
         let rtt = ms(10);
-        let read = |received, gap| Read {
+        let read = |received, stream| Read {
             drained: true,
             received,
-            gap,
+            stream,
         };
         // 45 Mbit/s behind tbf: a 37-datagram train per 10 ms ACK cycle. Held until the ACK,
         // which finds nothing new: the hold goes on to the next ACK, once.
-        let train = read(37, Some(ms(10)));
+        let train = read(37, stream(37, ms(10)));
         let (hold, carried) = plan_hold(None, train, rtt);
         assert_eq!((hold, carried), (Some(MAX_RATE_HOLD), Some(MAX_RATE_HOLD)));
         let (hold, carried) = plan_hold(carried, read(0, None), rtt);
@@ -834,10 +928,7 @@ mod tests {
         assert_eq!(plan_hold(carried, read(0, None), rtt), (None, None));
         // The next train read renews it; a short read or a backlog ends it.
         assert_eq!(plan_hold(None, train, rtt).1, Some(MAX_RATE_HOLD));
-        assert_eq!(
-            plan_hold(Some(MAX_RATE_HOLD), read(3, Some(ms(1))), rtt).1,
-            None
-        );
+        assert_eq!(plan_hold(Some(MAX_RATE_HOLD), read(3, None), rtt).1, None);
         let backlog = Read {
             drained: false,
             ..train
