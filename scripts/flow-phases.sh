@@ -21,11 +21,9 @@ SECS=${2:-10}
 INTERVAL=${3:-0.5}
 CC=${CC:-model}
 [ "$(id -u)" = 0 ] || { echo "flow-phases.sh: needs root (network namespaces)" >&2; exit 2; }
-TARGET=$(realpath -m "${CARGO_TARGET_DIR:-target}")
-if [ -z "${UDT:-}" ]; then
-  cargo build --release -q -p udt-cli
-  UDT="$TARGET/release/udt"
-fi
+# shellcheck source=lib/builds.sh
+source scripts/lib/builds.sh
+udt_binary
 OUT=$(mktemp -d)
 NS_A=udt-phases-a-$$
 NS_B=udt-phases-b-$$
