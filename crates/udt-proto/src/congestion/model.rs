@@ -1762,7 +1762,9 @@ impl Controller for ModelBased {
             let spacing = self.marker_spacing();
             let limited = self.mode == ModelMode::ProbeRtt || self.app_limited_until.is_some();
             let tally = self.tally();
-            self.sampler.on_sent(now, info.seq, spacing, tally, limited);
+            let paced = info.long_trains && self.competing.is_none();
+            self.sampler
+                .on_sent(now, info.seq, spacing, tally, limited, paced);
         }
     }
 
