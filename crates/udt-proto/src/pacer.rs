@@ -44,13 +44,19 @@
 //! 10 ms, 45 Mbit/s through an 8-packet queue lost 1.4% in the simulator). A loss-free
 //! path keeps long trains; a lossy one keeps short ones.
 //!
+//! Only while the application's rate cap (UDT_MAXBW), not the controller, sets the period.
 //! Trains sent below the path's rate reach the receiver as bursts and its ACKs fall inside
-//! them: a controller that samples delivery must take a train's packets as sent at one
-//! instant (`model` does: `congestion/model/sampler.rs`). Until it did, earned trains were
-//! kept to flows that UDT_MAXBW paced, whose samples are application-limited: paced by
-//! the controller, samples that counted to the newest train an ACK passed but spanned the
-//! whole gap pulled a capped flow's estimate to 0.54 of the cap in the simulator (127
-//! Mbit/s against 167 at 180 Mbit/s on a veth pair).
+//! them; `model` counted its delivery samples up to the newest train an ACK passed while
+//! spanning the whole gap, so they read up to half the rate, which pulled a capped flow's
+//! estimate below the cap when the controller paced it (0.54 of the cap in the simulator;
+//! 127 Mbit/s against 167 at 180 Mbit/s on a veth pair). Packets the cap paces count as
+//! application-limited, and `model` now samples inside long trains
+//! (`congestion/model/sampler.rs`). Earned trains for every rate-paced flow were tried
+//! again with that (session 81): the simulator's short paths kept full, but in the lab at
+//! 1 Gbit/s and 0 ms, whose queue holds 64 packets, a `model` flow beside one kernel CUBIC
+//! flow took 1.61-1.80 of an equal share against 1.32-1.34 (its trains' tails drop the
+//! other flow's packets, which loses where it did not), and alone it met three times the
+//! drops; the CPU it saved on the veth pair was within the noise (0.94-1.03x).
 
 use std::time::Duration;
 
@@ -180,11 +186,19 @@ impl Pacer {
 
     /// A packet left at `now`, using `slots` periods of the schedule (0 for the first of a
     /// probe pair, whose partner follows at once; 2 for that partner), on a path whose
-    /// smoothed RTT is `rtt` (zero for a peer that takes only short trains: it earns none
-    /// either). A packet that left on time opens a train.
-    pub(crate) fn on_sent(&mut self, now: Instant, period: Duration, slots: u32, rtt: Duration) {
+    /// smoothed RTT is `rtt` (zero for a peer that takes only short trains), `earn`: whether
+    /// the train may be as long as it has earned (see the module docs). A packet that left
+    /// on time opens a train.
+    pub(crate) fn on_sent(
+        &mut self,
+        now: Instant,
+        period: Duration,
+        slots: u32,
+        rtt: Duration,
+        earn: bool,
+    ) {
         if self.earliest() <= now {
-            let earned = if rtt.is_zero() {
+            let earned = if rtt.is_zero() || !earn {
                 TRAIN_MIN_PKTS
             } else {
                 self.earned.at(now)
@@ -253,7 +267,7 @@ mod tests {
         let mut wake = 0u32;
         while now < end {
             while pacer.earliest() <= now {
-                pacer.on_sent(now, period, 1, LONG_RTT);
+                pacer.on_sent(now, period, 1, LONG_RTT, false);
                 sent.push(now);
             }
             wake += 1;
@@ -311,7 +325,7 @@ mod tests {
         let mut pacer = Pacer::new(Instant::ZERO);
         let mut train = 0;
         while pacer.may_send(Instant::ZERO, pacer.earliest()) {
-            pacer.on_sent(Instant::ZERO, period, 1, rtt);
+            pacer.on_sent(Instant::ZERO, period, 1, rtt, false);
             train += 1;
         }
         train
@@ -326,7 +340,7 @@ mod tests {
         let now = Instant::ZERO;
         let mut train = 0;
         while pacer.may_send(now, pacer.earliest()) {
-            pacer.on_sent(now, period, 1, LONG_RTT);
+            pacer.on_sent(now, period, 1, LONG_RTT, false);
             train += 1;
         }
         assert_eq!(train, 10);
@@ -337,7 +351,7 @@ mod tests {
         assert!(pacer.may_send(next, next));
         // At 1 Mbit/s (12 ms a packet) the span holds no second slot.
         let mut slow = Pacer::new(Instant::ZERO);
-        slow.on_sent(now, Duration::from_millis(12), 1, LONG_RTT);
+        slow.on_sent(now, Duration::from_millis(12), 1, LONG_RTT, false);
         assert!(!slow.may_send(now, slow.earliest()));
     }
 
@@ -383,7 +397,7 @@ mod tests {
         pacer.on_idle(now);
         let mut train = 0;
         while pacer.may_send(now, pacer.earliest()) {
-            pacer.on_sent(now, period, 1, rtt);
+            pacer.on_sent(now, period, 1, rtt, true);
             train += 1;
         }
         train
@@ -434,11 +448,11 @@ mod tests {
     fn idle_time_earns_no_burst() {
         let mut pacer = Pacer::new(Instant::ZERO);
         let period = Duration::from_micros(100);
-        pacer.on_sent(Instant::ZERO, period, 1, LONG_RTT);
+        pacer.on_sent(Instant::ZERO, period, 1, LONG_RTT, false);
         let later = Instant::from_micros(1_000_000);
         pacer.on_idle(later);
         assert_eq!(pacer.earliest(), later);
-        pacer.on_sent(later, period, 1, LONG_RTT);
+        pacer.on_sent(later, period, 1, LONG_RTT, false);
         assert_eq!(pacer.earliest(), later + period);
     }
 
@@ -453,9 +467,9 @@ mod tests {
     fn probe_pair_partner_takes_two_slots() {
         let mut pacer = Pacer::new(Instant::ZERO);
         let period = Duration::from_micros(10);
-        pacer.on_sent(Instant::ZERO, period, 0, LONG_RTT);
+        pacer.on_sent(Instant::ZERO, period, 0, LONG_RTT, false);
         assert_eq!(pacer.earliest(), Instant::ZERO);
-        pacer.on_sent(Instant::ZERO, period, 2, LONG_RTT);
+        pacer.on_sent(Instant::ZERO, period, 2, LONG_RTT, false);
         assert_eq!(pacer.earliest(), Instant::from_micros(20));
     }
 }

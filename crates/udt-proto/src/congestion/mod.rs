@@ -169,7 +169,8 @@ pub struct SentInfo {
     /// a controller should not read them as the path's capacity.
     pub app_limited: bool,
     /// Whether the pacer may send this packet in a train longer than the 4 packets a 4.11
-    /// peer gets (our own peers take GSO trains). Such trains, sent below the path's rate,
+    /// peer gets (our own peers take GSO trains, as long as a quarter of the RTT or as
+    /// loss-free time earned under UDT_MAXBW). Such trains, sent below the path's rate,
     /// reach the receiver as bursts, so ACKs land inside them.
     pub long_trains: bool,
 }

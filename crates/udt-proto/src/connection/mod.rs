@@ -104,7 +104,7 @@ pub struct Connection {
     /// Controller outputs, refreshed after every hook (4.11 `CCUpdate`).
     send_period: Duration,
     /// Whether UDT_MAXBW, not the controller, set `send_period`: such packets are
-    /// application-limited.
+    /// application-limited, and their trains may be as long as they earned (`crate::pacer`).
     rate_capped: bool,
     cwnd: f64,
 

@@ -214,6 +214,8 @@ impl Connection {
     /// go at once; unlike 4.11, the partner then waits two periods, so the pair does not
     /// push the average rate 1/16 above what the controller asked for (4.11 sends 17 packets
     /// per 16 periods, which on a path paced just below capacity overfills the queue).
+    /// Trains may be as long as loss-free time earned only while the rate cap sets the
+    /// period (see `crate::pacer`).
     fn schedule_next(&mut self, now: Instant, seq: SeqNumber, retransmit: bool) {
         let slots = if !retransmit && seq.value() & 0xF == 0 {
             self.snd.probe_partner_due = true;
@@ -224,7 +226,9 @@ impl Connection {
             1
         };
         let rtt = self.train_rtt();
-        self.snd.pacer.on_sent(now, self.send_period, slots, rtt);
+        self.snd
+            .pacer
+            .on_sent(now, self.send_period, slots, rtt, self.rate_capped);
     }
 
     /// The RTT that sizes pacing trains: trains longer than
