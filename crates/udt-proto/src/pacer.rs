@@ -44,19 +44,14 @@
 //! 10 ms, 45 Mbit/s through an 8-packet queue lost 1.4% in the simulator). A loss-free
 //! path keeps long trains; a lossy one keeps short ones.
 //!
-//! Only while the application's rate cap (UDT_MAXBW), not the controller, sets the period.
-//! Trains sent below the path's rate reach the receiver as bursts and its ACKs fall inside
-//! them; `model` counted its delivery samples up to the newest train an ACK passed while
-//! spanning the whole gap, so they read up to half the rate, which pulled a capped flow's
-//! estimate below the cap when the controller paced it (0.54 of the cap in the simulator;
-//! 127 Mbit/s against 167 at 180 Mbit/s on a veth pair). Packets the cap paces count as
-//! application-limited, and `model` now samples inside long trains
-//! (`congestion/model/sampler.rs`). Earned trains for every rate-paced flow were tried
-//! again with that (session 81): the simulator's short paths kept full, but in the lab at
-//! 1 Gbit/s and 0 ms, whose queue holds 64 packets, a `model` flow beside one kernel CUBIC
-//! flow took 1.61-1.80 of an equal share against 1.32-1.34 (its trains' tails drop the
-//! other flow's packets, which loses where it did not), and alone it met three times the
-//! drops; the CPU it saved on the veth pair was within the noise (0.94-1.03x).
+//! Only while the application's rate cap (UDT_MAXBW), not the controller, sets the period:
+//! trains sent below the path's rate reach the receiver as bursts, its ACKs then fall
+//! inside trains, and `model`'s delivery samples, which count up to the newest train
+//! an ACK passed but span the whole gap, read up to half the rate. Under the cap those
+//! samples are application-limited and can only raise the estimate; paced by the
+//! controller, they pulled a capped flow's estimate below the cap (to 0.54 of it in the
+//! simulator; 127 Mbit/s against 167 at 180 Mbit/s on a veth pair), in the phases (a 0.75
+//! gain) where the controller's period was the longer one.
 
 use std::time::Duration;
 

@@ -168,11 +168,6 @@ pub struct SentInfo {
     /// application's pace, not the path's (a handshake's request and reply, a trickle), and
     /// a controller should not read them as the path's capacity.
     pub app_limited: bool,
-    /// Whether the pacer may send this packet in a train longer than the 4 packets a 4.11
-    /// peer gets (our own peers take GSO trains, as long as a quarter of the RTT or as
-    /// loss-free time earned under UDT_MAXBW). Such trains, sent below the path's rate,
-    /// reach the receiver as bursts, so ACKs land inside them.
-    pub long_trains: bool,
 }
 
 /// Inputs of [`Controller::on_packet_received`].

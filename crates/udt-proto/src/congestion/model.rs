@@ -1762,9 +1762,7 @@ impl Controller for ModelBased {
             let spacing = self.marker_spacing();
             let limited = self.mode == ModelMode::ProbeRtt || self.app_limited_until.is_some();
             let tally = self.tally();
-            let paced = info.long_trains && self.competing.is_none();
-            self.sampler
-                .on_sent(now, info.seq, spacing, tally, limited, paced);
+            self.sampler.on_sent(now, info.seq, spacing, tally, limited);
         }
     }
 

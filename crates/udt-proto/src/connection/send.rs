@@ -173,7 +173,6 @@ impl Connection {
                 len,
                 retransmit,
                 app_limited,
-                long_trains: !self.train_rtt().is_zero(),
             },
         );
         self.stats.packets_sent += 1;

@@ -237,7 +237,6 @@ impl Model {
                     len: 1472,
                     retransmit: true,
                     app_limited: false,
-                    long_trains: false,
                 };
                 cc.on_packet_sent(self.now, &info);
             }
@@ -267,14 +266,12 @@ impl Model {
 
     fn send<C: Controller + ?Sized>(&mut self, cc: &mut C, count: u32) {
         for i in 0..count {
-            // A batch's last packet empties the sender's queue, as a small write would; a
-            // batch longer than a 4.11 peer's trains is a long train.
+            // A batch's last packet empties the sender's queue, as a small write would.
             let info = SentInfo {
                 seq: self.next,
                 len: 1472,
                 retransmit: false,
                 app_limited: i + 1 == count,
-                long_trains: count > 4,
             };
             cc.on_packet_sent(self.now, &info);
             self.next = self.next.next();

@@ -70,7 +70,6 @@ impl Script {
                 len: 1472,
                 retransmit: false,
                 app_limited: false,
-                long_trains: false,
             };
             self.cc.on_packet_sent(self.now, &info);
             self.next = self.next.next();

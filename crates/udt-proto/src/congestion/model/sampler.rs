@@ -10,33 +10,22 @@
 //! are subtracted again (a sample counts the losses reported during it), so an overflowing
 //! queue cannot make the estimate grow, unless the cumulative ACK passed as many during the
 //! sample (their retransmissions arrived: see [`HoleTally`] and `model/holes.rs`), so that, as
-//! in BBR, a sample counts every packet the receiver got. A *marker* remembers, for one send
-//! instant (the new packets that left together: a pacing train, one `sendmmsg`), when it was
-//! and how much had been delivered by then. When the ACK passes the marker, the delivery
-//! rate over that span is `(delivered now − delivered then) / interval`, where the interval
-//! is the longer of the send span and the ACK span (so a burst of ACK progress after a hole
-//! is repaired cannot report more than the sending rate), and `now − sent` is an RTT sample
-//! (it includes up to one ACK period of delay at the receiver, which the min filter mostly
-//! removes). The ACK span is timed between the receiver's arrival stamps on the two
-//! reports where it sends them (ours do, in the header timestamp; 4.11 sends 0): the spacing
-//! at which reports reach the sender also carries the receiver's read delays and the return
-//! path's.
+//! in BBR, a sample counts every packet the receiver got. A *marker* remembers, for one new
+//! packet, when it was sent and how much had been delivered by then. When the ACK passes the
+//! marker, the delivery rate over that span is `(delivered now − delivered then) /
+//! interval`, where the interval is the longer of the send span and the ACK span (so a burst
+//! of ACK progress after a hole is repaired cannot report more than the sending rate), and
+//! `now − sent` is an RTT sample (it includes up to one ACK period of delay at the receiver,
+//! which the min filter mostly removes). The ACK
+//! span is timed between the receiver's arrival stamps on the two reports where it sends
+//! them (ours do, in the header timestamp; 4.11 sends 0): the spacing at which reports reach
+//! the sender also carries the receiver's read delays and the return path's.
 //!
 //! Markers are placed a fraction of an RTT (or of the gap between ACKs, when ACKs come further
 //! apart than a round trip) apart in a fixed ring, so every hook is O(1) amortised and nothing
 //! is allocated per packet. The ring must reach to the end of each ACK gap: a sample counts
 //! delivery up to its marker but spans the whole gap, so a ring that filled early in the gap
 //! would cap every sample at its own capacity.
-//!
-//! BBR keeps that state for every packet and samples at every ACK; a marker holds it for
-//! every packet of its instant. So where the newest packet an ACK passed is inside a marked
-//! long pacing train, the ACK also samples from that train's marker, counting up to the
-//! packet, and the send spans of the samples after it start at that train. Long trains (a
-//! quarter RTT's worth between our GSO peers, or what loss-free time earned under
-//! UDT_MAXBW: `crate::pacer`) reach the receiver as bursts when sent below the path's rate,
-//! with ACKs inside them; counted only to the last marker passed, while the ACK span
-//! reached into the next train, such samples read down to half the rate. (In the simulator,
-//! `model` between GSO peers then moved 0-3% more of the link on 0.04-50 ms paths.)
 
 use std::time::Duration;
 
@@ -46,15 +35,6 @@ use crate::time::Instant;
 /// How many markers can be outstanding: 8 per RTT for up to eight RTTs of flight, or 16 per
 /// ACK gap for up to four gaps.
 const MARKERS: usize = 64;
-/// Pacing trains of at most this many packets (all a 4.11 peer gets), and the bursts a
-/// window or a late pacer releases, are sampled only when their marker is passed
-/// ([`Sampler::on_progress`]): with trains this short a sample misses at most a few
-/// packets, and the controller's fair-share rules were set with that in the simulator.
-/// Sampled inside every instant, a model flow beside four CUBIC flows on a LAN took 1.60
-/// shares, beside one kernel-like CUBIC flow 0.62, beside ten loss-blind flows 0.46 (bars
-/// 0.8-1.25, 0.8-1.25 and 0.5). So only trains the pacer makes long on purpose, to a peer
-/// that takes them (`SentInfo::long_trains`), are sampled inside.
-const SHORT_TRAIN: u32 = crate::pacer::TRAIN_MIN_PKTS;
 /// How many past states of delivery (one per advance of the front) [`Sampler::recent_rate`]
 /// spans.
 const HISTORY: usize = 16;
@@ -97,10 +77,7 @@ struct Delivered {
 /// One sampled packet.
 #[derive(Clone, Copy, Debug)]
 struct Marker {
-    /// The last packet of the marked instant…
     seq: SeqNumber,
-    /// …and the first: every packet from this one to `seq` left at `sent_at`.
-    first: SeqNumber,
     sent_at: Instant,
     /// Packets delivered when this one was sent.
     delivered: u64,
@@ -108,15 +85,12 @@ struct Marker {
     delivered_time: Instant,
     /// The receiver's stamp on the report that grew it, if it had one.
     delivered_rtime: Option<u32>,
-    /// Send time of the newest packet delivered when this one was sent, where the markers
-    /// tell it, or of the newest marker delivered (earlier) where they do not.
+    /// Send time of the newest marker acknowledged when this one was sent.
     first_sent_time: Instant,
     /// Holes counted when this one was sent.
     holes: HoleTally,
     /// Sent while the controller held its rate down on purpose (probe RTT).
     limited: bool,
-    /// Paced by rate: a long instant is then a pacing train (see [`SHORT_TRAIN`]).
-    paced: bool,
 }
 
 /// What one ACK taught the sampler.
@@ -158,7 +132,6 @@ impl Sampler {
     pub(super) fn new(now: Instant, isn: SeqNumber) -> Self {
         let blank = Marker {
             seq: isn,
-            first: isn,
             sent_at: now,
             delivered: 0,
             delivered_time: now,
@@ -166,7 +139,6 @@ impl Sampler {
             first_sent_time: now,
             holes: HoleTally::default(),
             limited: false,
-            paced: false,
         };
         Self {
             markers: [blank; MARKERS],
@@ -194,9 +166,8 @@ impl Sampler {
     }
 
     /// A new packet `seq` leaves at `now`, with `lost` losses reported so far (`limited`:
-    /// while the rate is held down on purpose; `paced`: paced by rate, in trains that may be
-    /// long, not released by a window); mark it if the last marker is at least `spacing` old
-    /// and the ring has room.
+    /// while the rate is held down on purpose); mark it if the last marker is at least
+    /// `spacing` old and the ring has room.
     pub(super) fn on_sent(
         &mut self,
         now: Instant,
@@ -204,7 +175,6 @@ impl Sampler {
         spacing: Duration,
         holes: HoleTally,
         limited: bool,
-        paced: bool,
     ) {
         // Packets that leave at one instant (a pacing train, one `sendmmsg`) are one send
         // event: the newest marker stands for the last of them, so a sample counts the whole
@@ -227,7 +197,6 @@ impl Sampler {
         let slot = (self.head + self.len) % MARKERS;
         self.markers[slot] = Marker {
             seq,
-            first: seq,
             sent_at: now,
             delivered: self.delivered,
             delivered_time: self.delivered_time,
@@ -235,7 +204,6 @@ impl Sampler {
             first_sent_time: self.first_sent_time,
             holes,
             limited,
-            paced,
         };
         self.len += 1;
         self.last_mark = Some(now);
@@ -297,90 +265,49 @@ impl Sampler {
         self.delivered += sample.newly_acked;
         self.delivered_time = now;
         self.delivered_rtime = rtime;
-        // The long pacing train the newest packet passed belongs to, if it is marked: each
-        // of its packets left when its marker did, with the state of delivery it holds.
-        let train = self.marked_train_of(ack - 1);
         while self.len > 0 && self.markers[self.head].seq < ack {
             let m = self.markers[self.head];
             self.head = (self.head + 1) % MARKERS;
             self.len -= 1;
             self.first_sent_time = m.sent_at;
-            // Count only up to the marker: what the ACK passed beyond it was sent later, and
-            // counted over this span a repaired hole would report a burst.
-            let beyond = m.seq.next().offset_to(ack).unsigned_abs();
-            let through = self.delivered.saturating_sub(beyond.into());
-            self.take_sample(&mut sample, &m, through, holes, min_interval);
-        }
-        if let Some(u) = train {
-            // An ACK inside a train: the sample ends at its newest packet, as BBR's per-packet
-            // state would (the marker is passed later and samples then for the train's end).
-            if u.seq >= ack {
-                let delivered = self.delivered;
-                self.take_sample(&mut sample, &u, delivered, holes, min_interval);
+            let rtt = now - m.sent_at;
+            sample.rtt = Some(sample.rtt.map_or(rtt, |r| r.min(rtt)));
+            let ack_span =
+                receiver_span(rtime, m.delivered_rtime).unwrap_or(now - m.delivered_time);
+            let interval = (m.sent_at - m.first_sent_time).max(ack_span);
+            if interval.is_zero() || interval < min_interval {
+                continue;
             }
-            self.first_sent_time = u.sent_at;
+            // Count only up to the marker: what the ACK passed beyond it was (mostly) sent
+            // later, and counting it would let a repaired hole report a burst.
+            let beyond = u64::from(m.seq.next().offset_to(ack).unsigned_abs());
+            let through_marker = self.delivered.saturating_sub(beyond);
+            // Holes the front passed were not delivered: take those reported during the
+            // sample, less those repaired in it.
+            let delivered = through_marker
+                .saturating_sub(m.delivered)
+                .saturating_sub(holes.undelivered_since(m.holes));
+            let rate = delivered as f64 / interval.as_secs_f64();
+            tracing::trace!(
+                rate_pps = rate as u64,
+                delivered,
+                ?interval,
+                send_span = ?(m.sent_at - m.first_sent_time),
+                ?ack_span,
+                lost = holes.lost.saturating_sub(m.holes.lost),
+                repaired = holes.repaired.saturating_sub(m.holes.repaired),
+                beyond,
+                "model: delivery sample"
+            );
+            let slot = if m.limited {
+                &mut sample.limited_rate_pkts
+            } else {
+                &mut sample.rate_pkts
+            };
+            *slot = Some(slot.map_or(rate, |r| r.max(rate)));
         }
         self.record(holes.lost);
         sample
-    }
-
-    /// Adds to `sample` what marker `m` measured by the report that just moved the front, as
-    /// if `count` packets were delivered: an RTT, and a delivery rate over the longer of its
-    /// send span and its ACK span (see the module docs), unless that is shorter than
-    /// `min_interval`.
-    fn take_sample(
-        &self,
-        sample: &mut AckSample,
-        m: &Marker,
-        count: u64,
-        holes: HoleTally,
-        min_interval: Duration,
-    ) {
-        let now = self.delivered_time;
-        let rtt = now - m.sent_at;
-        sample.rtt = Some(sample.rtt.map_or(rtt, |r| r.min(rtt)));
-        let ack_span = receiver_span(self.delivered_rtime, m.delivered_rtime)
-            .unwrap_or(now - m.delivered_time);
-        let interval = (m.sent_at - m.first_sent_time).max(ack_span);
-        if interval.is_zero() || interval < min_interval {
-            return;
-        }
-        // Holes the front passed were not delivered: take those reported during the
-        // sample, less those repaired in it.
-        let delivered = count
-            .saturating_sub(m.delivered)
-            .saturating_sub(holes.undelivered_since(m.holes));
-        let rate = delivered as f64 / interval.as_secs_f64();
-        tracing::trace!(
-            rate_pps = rate as u64,
-            delivered,
-            ?interval,
-            send_span = ?(m.sent_at - m.first_sent_time),
-            ?ack_span,
-            lost = holes.lost.saturating_sub(m.holes.lost),
-            repaired = holes.repaired.saturating_sub(m.holes.repaired),
-            beyond = self.delivered - count,
-            "model: delivery sample"
-        );
-        let slot = if m.limited {
-            &mut sample.limited_rate_pkts
-        } else {
-            &mut sample.rate_pkts
-        };
-        *slot = Some(slot.map_or(rate, |r| r.max(rate)));
-    }
-
-    /// The marker of the instant packet `seq` left in, if that is a pacing train of more
-    /// than [`SHORT_TRAIN`] packets (its first to its last packet). Long trains sent below
-    /// the path's rate reach the receiver as bursts, so an ACK often lands inside one; the
-    /// train's marker is passed only by a later ACK, and a sample counted to the marker
-    /// before it while its ACK span reached into this train (a capped flow's samples read
-    /// down to half its rate).
-    fn marked_train_of(&self, seq: SeqNumber) -> Option<Marker> {
-        (0..self.len)
-            .map(|i| self.markers[(self.head + i) % MARKERS])
-            .find(|m| m.seq >= seq)
-            .filter(|m| m.paced && m.first <= seq && m.first.len_to(m.seq) > SHORT_TRAIN)
     }
 }
 

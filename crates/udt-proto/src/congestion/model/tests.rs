@@ -45,7 +45,6 @@ fn sampler_measures_the_delivery_rate_and_rtt() {
             Duration::from_millis(5),
             HoleTally::default(),
             false,
-            true,
         );
         if i % 100 == 0 && i >= 500 {
             // Everything sent up to 50 ms ago has arrived.
@@ -87,14 +86,7 @@ fn best_rate_with_holes(repaired: impl Fn(u32) -> u64) -> f64 {
     for i in 0u32..20_000 {
         let now = Instant::from_micros(u64::from(i) * 100);
         let front = i.saturating_sub(500);
-        s.on_sent(
-            now,
-            isn + i,
-            Duration::from_millis(5),
-            tally(front),
-            false,
-            true,
-        );
+        s.on_sent(now, isn + i, Duration::from_millis(5), tally(front), false);
         if i % 100 == 0 && i >= 500 {
             let sample = s.on_progress(
                 now,
@@ -186,74 +178,9 @@ fn best_rate_through(reports: Reports, stamped: bool) -> f64 {
             Duration::from_millis(1),
             HoleTally::default(),
             false,
-            true,
         );
     }
     best
-}
-
-/// The best rate the sampler reads from 19-packet trains every 5 ms (3,800 pkt/s, a capped
-/// 45 Mbit/s flow's earned trains) through a 10,000 pkt/s bottleneck 1 ms away, with reports
-/// every 10 ms that land `into_train` packets into a train's arrival (0: between trains);
-/// `paced`: the instants are pacing trains, not a window's bursts.
-fn best_rate_of_trains(into_train: u32, paced: bool) -> f64 {
-    const TRAIN: u32 = 19;
-    let isn = SeqNumber::new(40);
-    let mut s = Sampler::new(Instant::ZERO, isn);
-    let mut best = 0.0f64;
-    for k in 0u32..400 {
-        let start = u64::from(k) * 5_000;
-        for i in 0..TRAIN {
-            s.on_sent(
-                Instant::from_micros(start),
-                isn + (k * TRAIN + i),
-                Duration::from_micros(600),
-                HoleTally::default(),
-                false,
-                paced,
-            );
-        }
-        if k % 2 == 0 && k >= 2 {
-            // The receiver reports when `into_train` of train k have arrived (1 ms away,
-            // 100 µs apart); the report takes 1 ms back.
-            let arrived = k * TRAIN + into_train;
-            let at = start + 1_000 + u64::from(into_train) * 100 + 1_000;
-            let sample = s.on_progress(
-                Instant::from_micros(at),
-                isn + arrived,
-                Duration::from_millis(2),
-                HoleTally::default(),
-                None,
-            );
-            // Trains sent before the first report count from the sampler's birth, before
-            // the first arrival, and from the first train: a fencepost of up to one train,
-            // left out here.
-            if k >= 6 {
-                best = best.max(sample.rate_pkts.unwrap_or(0.0));
-            }
-        }
-    }
-    best
-}
-
-/// Trains sent below the path's rate arrive as bursts, and a report often lands inside one:
-/// the sample must still read the trains' rate, not count to the train before while its
-/// span reaches into this one (it read 2,800 of 3,800 pkt/s with the report 10 packets in).
-/// A window's bursts keep that count (see `SHORT_TRAIN` in `model/sampler.rs`).
-#[test]
-fn reports_inside_trains_read_the_trains_rate() {
-    for into_train in [0, 3, 10, 18] {
-        let best = best_rate_of_trains(into_train, true);
-        assert!(
-            (3_700.0..=3_800.0).contains(&best),
-            "{into_train} packets into a train: {best}"
-        );
-    }
-    let burst = best_rate_of_trains(10, false);
-    assert!(
-        (2_700.0..=2_900.0).contains(&burst),
-        "window bursts: {burst}"
-    );
 }
 
 /// Reports that reach the sender bunched make its ACK spans short and its samples high;
@@ -298,7 +225,6 @@ fn receiver_stamps_time_spans_on_the_receivers_clock() {
             Duration::ZERO,
             HoleTally::default(),
             false,
-            true,
         );
         // 100 packets acknowledged 10 ms after the report before them (sent over 2 ms).
         s.on_progress(
@@ -350,7 +276,6 @@ fn start_up_leaves_the_stamps_aside() {
             Duration::ZERO,
             HoleTally::default(),
             false,
-            true,
         );
         model.absorb(t(11_000), isn + 101, 0, Some(5_000 + receiver_ms * 1_000));
         model.bw.max()
@@ -420,7 +345,6 @@ fn drive_app(
                 len: 1472,
                 retransmit: false,
                 app_limited: available == 1,
-                long_trains: false,
             };
             model.on_packet_sent(now, &info);
             next = next.next();
@@ -544,7 +468,6 @@ fn send_new(model: &mut ModelBased, now: Instant, seq: u32) {
         len: 1472,
         retransmit: false,
         app_limited: false,
-        long_trains: false,
     };
     model.on_packet_sent(now, &info);
 }
@@ -1032,13 +955,7 @@ proptest! {
                 Op::Step(us) => now += Duration::from_micros(us),
                 Op::Send(n) => for i in 0..n {
                     let app_limited = i + 1 == n;
-                    let info = SentInfo {
-                        seq: next,
-                        len: 1472,
-                        retransmit: false,
-                        app_limited,
-                        long_trains: true,
-                    };
+                    let info = SentInfo { seq: next, len: 1472, retransmit: false, app_limited };
                     model.on_packet_sent(now, &info);
                     next = next.next();
                 },
