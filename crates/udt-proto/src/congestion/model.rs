@@ -157,7 +157,7 @@ const PLATEAU_ROUNDS: u32 = 3;
 /// Fewest losses in a round that can count as heavy (so one loss in a tiny round does not).
 const MIN_HEAVY_LOSSES: u64 = 4;
 /// How far a delivery-rate sample may exceed the highest arrival rate the receiver reported
-/// over the last two rounds.
+/// over the last two rounds (except on short paths: see [`ModelBased::cap_sample`]).
 const ARRIVAL_SLACK: f64 = 1.1;
 /// Rounds without a new arrival-rate report after which the report no longer caps samples
 /// (the probe gain over the estimate does instead). The receiver reports "unknown" (0, which
