@@ -1632,7 +1632,6 @@ impl ModelBased {
     /// receiver reports nothing new) the cap is the probe gain over the estimate instead: a
     /// stale value held a simulated flow near 1,000 pkt/s on an 85,000 pkt/s link for 20 s.
     fn cap_by_arrival_rate(&self, rate: f64) -> f64 {
-        let rate = rate.min(MAX_BW_PKTS);
         if !self.filled || !self.arrival_settled() {
             return rate;
         }
@@ -1664,12 +1663,12 @@ impl ModelBased {
     /// front's advance less the holes it passed, so a repair's jump of the cumulative ACK
     /// cannot lift it either.
     fn cap_sample(&self, rate: f64, ceiling: f64) -> f64 {
-        let rate = if self.filled && self.short_path() {
+        let rate = rate.min(MAX_BW_PKTS).min(ceiling);
+        if self.filled && self.short_path() {
             self.cap_on_short_path(rate)
         } else {
             self.cap_by_arrival_rate(rate)
-        };
-        rate.min(MAX_BW_PKTS).min(ceiling)
+        }
     }
 
     /// Once the pipe is full, on a short path, a delivery sample may exceed the delivery rate
