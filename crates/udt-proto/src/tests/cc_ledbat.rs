@@ -182,11 +182,13 @@ fn trace_flows(sim: &mut Sim, ends: &[Ends], start: Instant) {
         let conn = sim.conn(*client, *c);
         let p = conn.path_stats();
         println!(
-            "t={t:.2} flow {i}: cwnd={:.0} flight={} rtt={:?} loss={}",
+            "t={t:.2} flow {i}: cwnd={:.0} flight={} rtt={:?} loss={} timeouts={} retransmitted={}",
             p.congestion_window_pkts,
             p.flight_pkts,
             p.rtt,
-            conn.stats().send_loss
+            conn.stats().send_loss,
+            conn.stats().timeouts,
+            conn.stats().retransmitted
         );
     }
 }
@@ -638,8 +640,11 @@ const KEPT_BESIDE_SCAVENGER: f64 = 0.9;
 /// At how many of the sixteen starts it must: all 16 now, less one for the seeds' sake.
 const KEPT_AT_STARTS: usize = 15;
 
-/// What one flow alone keeps of the 1 Gbit/s × 50 ms link in seconds 2-8 through
-/// [`LAB_HOSTS`], for seeds 1-3.
+/// What one flow alone keeps of the 1 Gbit/s × 50 ms link in seconds 4-8 through
+/// [`LAB_HOSTS`], for seeds 1-3. Not from 2 s: `cubic`'s slow-start overshoot is repaired
+/// by 1.8-2.6 s depending on the seed and the phase of the stalls, and a window that starts
+/// inside that judged the repair's timing (seed 5 of 1-10 kept 0.917 of seconds 2-8 and
+/// 0.989 of seconds 4-8; every seed kept 0.988-0.990 of seconds 4-8).
 fn alone_through_lab_hosts(cc: &Arc<dyn ControllerFactory>) -> Vec<f64> {
     (1..=3)
         .map(|seed| {
@@ -649,15 +654,14 @@ fn alone_through_lab_hosts(cc: &Arc<dyn ControllerFactory>) -> Vec<f64> {
                 until: secs(10),
             };
             let bins = run_on(GIG, &[flow], 8, seed, Some(LAB_HOSTS));
-            share(GIG, &bins[0], secs(2), secs(8))
+            share(GIG, &bins[0], secs(4), secs(8))
         })
         .collect()
 }
 
 /// The host stalls are not what holds every flow back: alone through [`LAB_HOSTS`],
-/// `cubic` (kernel TCP's stand-in; with HyStart too, 98-99%) keeps 96-99% of the link and
-/// `model` 91-92%, where kernel TCP and `model` kept 96-99% alone in the lab at 50 ms
-/// (BENCHMARKS.md, "The 1 Gbit/s grid, fairness and the scavenger reports re-made").
+/// `cubic` (kernel TCP's stand-in) keeps 99% of the link and `model` 90-92%, where kernel
+/// TCP and `model` kept 96-99% alone in the lab at 50 ms (BENCHMARKS.md, "The 1 Gbit/s grid, fairness and the scavenger reports re-made").
 #[test]
 fn cubic_and_model_keep_the_link_through_host_stalls() {
     let flows: [(&str, Arc<dyn ControllerFactory>, f64); 2] = [
@@ -671,12 +675,12 @@ fn cubic_and_model_keep_the_link_through_host_stalls() {
     }
 }
 
-/// Open (issue 12): alone through [`LAB_HOSTS`] the scavenger keeps 54-70% of the link,
+/// Open (issue 12): alone through [`LAB_HOSTS`] the scavenger keeps 48-68% of the link,
 /// as it kept 47-88% in the lab: it cuts its window for queue swings that are the stalls'
 /// (its own sender's stall drains the queue and its catch-up refills it; a receiver's stall
 /// holds the ACKs), idles at a window below the path's, and restarts.
 #[test]
-#[ignore = "open, issue 12: the scavenger alone through the lab's host stalls keeps 54-70% of the link"]
+#[ignore = "open, issue 12: the scavenger alone through the lab's host stalls keeps 48-68% of the link"]
 fn ledbat_alone_keeps_the_link_through_host_stalls() {
     let kept = alone_through_lab_hosts(&ledbat());
     println!("ledbat alone through host stalls: {kept:.3?} of the link");
