@@ -96,7 +96,7 @@ impl Connection {
         };
         let sample = now + super::STARTUP_HOLD - hold_end;
         if now < hold_end && !sample.is_zero() {
-            self.rtt.update(sample);
+            self.note_rtt(sample);
         }
     }
 
@@ -171,8 +171,7 @@ impl Connection {
         }
         self.release_acked(now, ack.ack);
         if details.rtt_us > 0 {
-            self.rtt
-                .update(Duration::from_micros(details.rtt_us.into()));
+            self.note_rtt(Duration::from_micros(details.rtt_us.into()));
         }
         if let Some(rates) = details.rates {
             self.snd
@@ -282,16 +281,28 @@ impl Connection {
         self.send_period = Duration::from_micros(us.ceil() as u64);
     }
 
+    /// An ACK2 closes two round trips: from the arrival that triggered the ACK, which
+    /// times this end's own reactions (NAK and ACK repeats, the runtime's holds) with its
+    /// read delays in, and from when the ACK left, the network's alone, which the ACKs
+    /// report to the peer's controller. With one RTT from the trigger, a `model` flow whose
+    /// receiver's reads were held read 3-4 ms on a 0.3 ms path and starved beside a faster
+    /// one (two flows at 1 Gbit/s x 0 ms split 77:828 Mbit/s); with one from the send, the
+    /// receiver's own timers tightened and a lone flow at 0 ms / 1% loss moved 4-10% less
+    /// (BENCHMARKS.md, session 83).
     fn on_ack2(&mut self, now: Instant, number: AckNumber) {
-        let Some((ack, sent)) = self.rcv.history.acknowledge(number) else {
+        let Some(acked) = self.rcv.history.acknowledge(number) else {
             return;
         };
-        let sample = now - sent;
-        if !sample.is_zero() {
-            self.rtt.update(sample);
+        let lived = now - acked.triggered;
+        if !lived.is_zero() {
+            self.rtt.update(lived);
         }
-        if ack > self.rcv.last_ack2 {
-            self.rcv.last_ack2 = ack;
+        let path = now - acked.sent;
+        if !path.is_zero() {
+            self.path_rtt.update(path);
+        }
+        if acked.ack > self.rcv.last_ack2 {
+            self.rcv.last_ack2 = acked.ack;
         }
     }
 

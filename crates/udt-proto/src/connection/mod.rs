@@ -99,7 +99,10 @@ pub struct Connection {
 
     snd: SendState,
     rcv: RecvState,
+    /// The round trip as this end lives it: its timers' (see `Connection::on_ack2`).
     rtt: RttEstimator,
+    /// The network's round trip, which our ACKs report (see `Connection::on_ack2`).
+    path_rtt: RttEstimator,
     cc: Box<dyn Controller>,
     /// Controller outputs, refreshed after every hook (4.11 `CCUpdate`).
     send_period: Duration,
@@ -332,6 +335,7 @@ impl Connection {
                 counted: CountedSpeed::default(),
             },
             rtt: RttEstimator::new(),
+            path_rtt: RttEstimator::new(),
             cc,
             send_period: Duration::from_micros(1),
             rate_capped: false,
@@ -352,12 +356,19 @@ impl Connection {
         }
     }
 
+    /// A round-trip sample that is both the network's and ours (the handshake's, a peer's
+    /// report): both estimators take it.
+    fn note_rtt(&mut self, sample: Duration) {
+        self.rtt.update(sample);
+        self.path_rtt.update(sample);
+    }
+
     /// Switch to CONNECTED with the negotiated parameters.
     fn establish(&mut self, now: Instant, n: Negotiated) {
         self.peer_id = n.peer_id;
         // A zero round trip (a simulated peer answering in the same instant) measures nothing.
         if let Some(rtt) = n.rtt.filter(|rtt| !rtt.is_zero()) {
-            self.rtt.update(rtt);
+            self.note_rtt(rtt);
         }
         self.mss = n.mss;
         self.payload_size = config::payload_size(n.mss, self.config.reserves_protection());
@@ -584,6 +595,14 @@ impl Connection {
             let mut lent = None;
             let handshake = if let Some((body, stamp)) = self.control_out.pop_front() {
                 let handshake = matches!(body, ControlBody::Handshake(_));
+                if let ControlBody::Ack(crate::wire::AckRepr {
+                    number,
+                    details: Some(_),
+                    ..
+                }) = &body
+                {
+                    self.rcv.history.mark_sent(*number, now);
+                }
                 self.emit_control(body, stamp, buf);
                 handshake
             } else if let Some(body) = self.poll_announcement() {

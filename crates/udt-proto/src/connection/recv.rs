@@ -443,8 +443,8 @@ impl Connection {
         let avail = self.rcv.buffer.available_pkts();
         self.rcv.advertised_pkts = avail;
         let details = AckDetails {
-            rtt_us: self.rtt.rtt_us(),
-            rtt_var_us: self.rtt.rtt_var_us(),
+            rtt_us: self.path_rtt.rtt_us(),
+            rtt_var_us: self.path_rtt.rtt_var_us(),
             avail_buf_pkts: avail,
             rates,
         };
