@@ -50,7 +50,7 @@ use crate::seq::{AckNumber, SeqNumber, SocketId};
 use crate::stats::{ConnectionStats, PathStats};
 use crate::time::Instant;
 use crate::timers::{Timer, TimerTable};
-use crate::wire::{ControlBody, ControlRepr, HandshakeRepr, Packet, Timestamp};
+use crate::wire::{AckRepr, ControlBody, ControlRepr, HandshakeRepr, Packet, Timestamp};
 use send::DataOut;
 
 /// How long a server or rendezvous side holds its first data after connecting, unless the
@@ -595,7 +595,7 @@ impl Connection {
             let mut lent = None;
             let handshake = if let Some((body, stamp)) = self.control_out.pop_front() {
                 let handshake = matches!(body, ControlBody::Handshake(_));
-                if let ControlBody::Ack(crate::wire::AckRepr {
+                if let ControlBody::Ack(AckRepr {
                     number,
                     details: Some(_),
                     ..

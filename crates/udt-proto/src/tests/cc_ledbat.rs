@@ -180,15 +180,15 @@ fn trace_flows(sim: &mut Sim, ends: &[Ends], start: Instant) {
     let t = (sim.now - start).as_secs_f64();
     for (i, (client, c, _, _)) in ends.iter().enumerate() {
         let conn = sim.conn(*client, *c);
-        let p = conn.path_stats();
+        let (p, s) = (conn.path_stats(), conn.stats());
         println!(
             "t={t:.2} flow {i}: cwnd={:.0} flight={} rtt={:?} loss={} timeouts={} retransmitted={}",
             p.congestion_window_pkts,
             p.flight_pkts,
             p.rtt,
-            conn.stats().send_loss,
-            conn.stats().timeouts,
-            conn.stats().retransmitted
+            s.send_loss,
+            s.timeouts,
+            s.retransmitted
         );
     }
 }
