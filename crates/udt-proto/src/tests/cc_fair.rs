@@ -361,12 +361,32 @@ fn model_is_fair_to_cubic_where_the_loss_is_congestion() {
 /// queue holds 0.77 ms, below what the competition detector takes for a full queue, so the
 /// model's own back-offs must do (see `SHORT_PATH_BACKOFF_RTTS` in `congestion/model.rs`):
 /// with one per 200 ms it took 3.95-4.20 times an equal share here (a cubic flow in its place
-/// 0.94-1.08), and 3-4 times beside kernel CUBIC in the lab; now 1.20-1.21. Three seeds, not
-/// five: each run moves 1 Gbit/s for 40 virtual seconds.
+/// 0.94-1.08), and 3-4 times beside kernel CUBIC in the lab; 1.20-1.21 with them (session
+/// 42), 1.23-1.28 now (session 84). Three seeds, not five: each run moves 1 Gbit/s for 40
+/// virtual seconds.
 #[test]
 fn model_is_fair_to_cubic_on_a_lan() {
+    assert_fair_on_a_lan(4);
+}
+
+/// Open (issue 12): the same LAN beside one cubic flow. Seeds 1-3: 1.61-1.62 times an equal
+/// share, cubic keeping 0.39-0.40 (a cubic flow in its place 0.92-1.04), as `model` took
+/// 1.4-1.6 beside one kernel CUBIC flow in the lab at 1 Gbit/s × 0 ms. No constant
+/// `SHORT_PATH_SAMPLE_SLACK` fits this and [`model_is_fair_to_cubic_on_a_lan`] together
+/// (1.0: 1.11-1.14 here, 0.37-0.40 beside four), and a CUBIC window over the rate, fair
+/// beside one and four here, starved beside kernel CUBIC in the lab (BENCHMARKS.md,
+/// session 84).
+#[test]
+#[ignore = "open, issue 12: model takes 1.6 equal shares beside one cubic flow on a LAN"]
+fn model_is_fair_to_one_cubic_flow_on_a_lan() {
+    assert_fair_on_a_lan(1);
+}
+
+/// One model flow beside `n` paced cubic flows on a LAN ([`Bottleneck::lan`]), seeds 1-3,
+/// held by the medians to [`assert_fair`] with a cubic flow in its place as the reference.
+fn assert_fair_on_a_lan(n: usize) {
     let s = Scenario {
-        n: 4,
+        n,
         kind: Competitors::Paced,
         late: Duration::ZERO,
         link: Bottleneck::lan(),
