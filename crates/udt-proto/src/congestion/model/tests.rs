@@ -1064,11 +1064,9 @@ fn on_a_short_path_the_recent_delivery_rate_caps_samples_not_arrival_reports() {
     assert!((recent - 3_000.0).abs() < 200.0, "{recent}");
     let probe = 3_150.0;
     assert_eq!(short.cap_sample(probe, f64::INFINITY), probe);
+    // ACKs 8 ms apart: 16 ms phases, so the slack is the probe's gain.
     let high = short.cap_sample(5_000.0, f64::INFINITY);
-    assert!(
-        (high - recent * SHORT_PATH_SAMPLE_SLACK).abs() < 1e-6,
-        "{high}"
-    );
+    assert!((high - recent * CYCLE[0]).abs() < 1e-6, "{high}");
     assert_eq!(
         short.cap_sample(probe, 2_000.0),
         2_000.0,
@@ -1082,6 +1080,25 @@ fn on_a_short_path_the_recent_delivery_rate_caps_samples_not_arrival_reports() {
         "{capped}"
     );
     assert!(capped < 2_500.0);
+}
+
+/// On a short path a sample's slack over the recent delivery rate compounds per 6 ms of the
+/// gain cycle's phase: a flow whose ACKs come up to 3 ms apart (6 ms phases) keeps 10%, one
+/// ACKed every 6 ms (12 ms phases, half the probes a second) 1.1², and from ACKs 7 ms
+/// apart on (a few thousand packets a second from a GSO peer) the probe's gain caps it.
+#[test]
+fn a_slow_flow_on_a_short_path_may_grow_more_per_probe() {
+    let mut model = delivering_3000_reported_2200(Duration::from_micros(130));
+    model.srtt = Duration::from_micros(500);
+    let slack_at = |model: &mut ModelBased, gap_us: u64| {
+        model.ack_gap = Duration::from_micros(gap_us);
+        assert!(model.short_path());
+        model.short_path_slack()
+    };
+    assert!((slack_at(&mut model, 1_500) - SHORT_PATH_SAMPLE_SLACK).abs() < 1e-9);
+    assert!((slack_at(&mut model, 3_000) - SHORT_PATH_SAMPLE_SLACK).abs() < 1e-9);
+    assert!((slack_at(&mut model, 6_000) - SHORT_PATH_SAMPLE_SLACK.powi(2)).abs() < 1e-9);
+    assert_eq!(slack_at(&mut model, 8_000), CYCLE[0]);
 }
 
 /// [`with_a_standing_queue`] with the queue test on, on a short path (100 µs) whose RTT has
