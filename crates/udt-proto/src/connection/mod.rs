@@ -188,6 +188,9 @@ struct RecvState {
     /// Data packets since the last full-ACK attempt, and the light-ACK multiplier.
     pkts_since_ack: u32,
     light_ack_count: u32,
+    /// To a GSO peer, the prompt-ACK count a sender's short flights call for (see
+    /// `Connection::note_short_flights`); `None` while its flights are long enough.
+    short_flight_pkts: Option<u32>,
     arrival: ArrivalSpeed,
     capacity: LinkCapacity,
     /// When the last data packet arrived, by the kernel's stamp when the runtime has it
@@ -324,6 +327,7 @@ impl Connection {
                 last_numbered_ack: None,
                 nak_round: None,
                 pkts_since_ack: 0,
+                short_flight_pkts: None,
                 light_ack_count: 1,
                 arrival: ArrivalSpeed::new(),
                 capacity: LinkCapacity::new(),

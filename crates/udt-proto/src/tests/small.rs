@@ -500,3 +500,36 @@ fn model_under_a_rate_cap_keeps_the_cap() {
     println!("model capped at 180 Mbit/s on a 200 Mbit/s x 40 µs path: {share:.3} of the cap");
     assert!(share > 0.95, "{share:.3} of the cap");
 }
+
+/// A sender held to fewer packets in flight than a prompt ACK between our peers waits for
+/// (32 at least) is not left to the 10 ms ACK timer: a window of 24 packets on a 0.2 ms
+/// path moved 24 packets per timer tick (2,400 a second) where 4.11-like peers, which ACK
+/// every 16 packets a millisecond apart, moved ten times as much. The receiver notices a
+/// timer ACK that found fewer packets than it waited for, and waits for half that many
+/// from then on.
+#[test]
+fn gso_peers_ack_a_window_smaller_than_the_prompt_count() {
+    let seconds = 2;
+    let rtt = Duration::from_micros(200);
+    let mut sender = ConnectionConfig::default();
+    sender.controller(Arc::new(FixedRateFactory {
+        rate_bytes_per_sec: 500_000_000 / 8,
+        window_pkts: Some(24),
+    }));
+    let run = |ext| bulk_flow(1_000_000_000, rtt, seconds, ext, sender.clone());
+    let (gso, plain) = (run(Capabilities::GSO), run(Capabilities::NONE));
+    let per_s = |r: &ConnectionStats| r.packets_received / seconds;
+    println!(
+        "24-packet window, 0.2 ms: GSO peers {} packets/s ({} ACKs), plain peers {} packets/s ({} ACKs)",
+        per_s(&gso),
+        gso.acks_sent,
+        per_s(&plain),
+        plain.acks_sent
+    );
+    assert!(
+        per_s(&gso) * 2 >= per_s(&plain),
+        "GSO peers {} packets/s against {}",
+        per_s(&gso),
+        per_s(&plain)
+    );
+}
