@@ -215,14 +215,15 @@ impl Connection {
         }
     }
 
-    /// To a GSO peer, at each ACK timer: are its flights shorter than the prompt-ACK count? A sender held
-    /// to fewer packets in flight (a small congestion or flow window) sends them, then waits
-    /// for an ACK that waited for more, and only the ACK timer ended each wait: a 24-packet
-    /// window on a 0.2 ms path moved 2,400 packets a second instead of 24,000. So when the ACK
-    /// timer finds fewer packets than the count, the last of them half an ACK period old (the
-    /// sender stopped; a paced flow's packets keep coming), the count drops to half of them,
-    /// and rises with half of what later ACKs find, back to the usual count once that is
-    /// reached (a window that shrinks below twice the count stalls once more).
+    /// To a GSO peer, at each ACK timer: are its flights shorter than the prompt-ACK count?
+    /// A sender held to fewer packets in flight (a small congestion or flow window) sends
+    /// them, then waits for an ACK that waited for more, and only the ACK timer ended each
+    /// wait: a 24-packet window on a 0.2 ms path moved 2,400 packets a second instead of
+    /// 24,000. So when the ACK timer finds fewer packets than the count, the last of them
+    /// half an ACK period old (the sender stopped; a paced flow's packets keep coming), the
+    /// count drops to half of them, and rises with half of what later ACKs find, back to the
+    /// usual count once that is reached (a window that shrinks below twice the count stalls
+    /// once more).
     fn note_short_flights(&mut self, now: Instant) {
         if !self.gso_peer() {
             return;
