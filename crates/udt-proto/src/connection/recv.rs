@@ -241,11 +241,7 @@ impl Connection {
             self.rcv.short_flight_pkts = Some((found / 2).max(1));
         } else if let Some(short) = self.rcv.short_flight_pkts {
             let half = found / 2;
-            self.rcv.short_flight_pkts = match half {
-                half if half >= GSO_PROMPT_ACK_PKTS => None,
-                half if half > short => Some(half),
-                _ => Some(short),
-            };
+            self.rcv.short_flight_pkts = (half < GSO_PROMPT_ACK_PKTS).then(|| half.max(short));
         }
     }
 
