@@ -175,6 +175,9 @@ struct RecvState {
     ack_number: AckNumber,
     /// Free buffer advertised in the last numbered ACK, packets.
     advertised_pkts: u32,
+    /// Where the window the last numbered ACK advertised ends: its ACK point plus the free
+    /// buffer; the sender sends nothing from there on until it hears of more.
+    advertised_end: SeqNumber,
     /// The application freed enough buffer since a small advertisement that the sender
     /// must hear of it now (a window update), not after its next timeout.
     window_update_due: bool,
@@ -321,6 +324,7 @@ impl Connection {
                 largest: isn.prev(),
                 ack_number: AckNumber::new(0),
                 advertised_pkts: config.recv_buffer_pkts,
+                advertised_end: isn + config.recv_buffer_pkts,
                 window_update_due: false,
                 history: AckHistory::default(),
                 last_full_ack: None,

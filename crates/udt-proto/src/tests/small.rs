@@ -533,3 +533,60 @@ fn gso_peers_ack_a_window_smaller_than_the_prompt_count() {
         per_s(&plain)
     );
 }
+
+/// A receive buffer of 32 packets on a 20 µs path (the lab's loopback with `--rcvbuf 48K`):
+/// the sender is stopped by the flow window every 32 packets, and only an ACK that moves
+/// the window lets it go on. That ACK waited for the prompt-ACK gap (1 ms) or, once the
+/// application had read what the last ACK advertised, for the 10 ms ACK timer: 32 Mbit/s on
+/// the loopback, 1.2 Gbit/s now. To a GSO peer the receiver ACKs at once a window the
+/// sender has used up, and advertises space the application frees while the sender is
+/// nearly stopped; 4.11-like peers keep 4.11's rules (printed for comparison).
+#[test]
+fn a_small_receive_buffer_is_refilled_at_once() {
+    let seconds = 2;
+    let rate = 500_000_000 / 8;
+    let mut sender = ConnectionConfig::default();
+    sender.controller(Arc::new(FixedRateFactory::new(rate)));
+    let mut receiver = ConnectionConfig::default();
+    receiver.recv_buffer_pkts(32).unwrap();
+    let link = || {
+        LinkConfig::new()
+            .rate_bps(1_000_000_000)
+            .delay(Duration::from_micros(10))
+            .queue_bytes(64 * 1500)
+    };
+    for (extensions, peers) in [
+        (Capabilities::GSO, "GSO"),
+        (Capabilities::NONE, "4.11-like"),
+    ] {
+        let mut p = Pair::new(link(), link(), receiver.clone(), 4);
+        let (c, s) = p.connect(sender.clone());
+        let (cn, sn) = (p.client, p.server);
+        p.sim.conn(cn, c).set_local_extensions(extensions);
+        p.sim.conn(sn, s).set_local_extensions(extensions);
+        let chunk = vec![0u8; 256 * 1024];
+        let mut rbuf = vec![0u8; 1 << 20];
+        let mut read = 0u64;
+        p.sim.run_until(Duration::from_secs(seconds), |sim| {
+            let now = sim.now;
+            let conn = sim.conn(cn, c);
+            while conn.send_buffer_free() > chunk.len() && conn.send(now, &chunk).is_ok() {}
+            while let Ok(n) = sim.conn(sn, s).recv(&mut rbuf) {
+                if n == 0 {
+                    break;
+                }
+                read += n as u64;
+            }
+            false
+        });
+        let share = read as f64 / (rate * seconds) as f64;
+        let stats = p.sim.conn(sn, s).stats();
+        println!(
+            "{peers} peers: {share:.3} of 500 Mbit/s through a 32-packet buffer, {} ACKs",
+            stats.acks_sent
+        );
+        if extensions == Capabilities::GSO {
+            assert!(share > 0.9, "{peers} peers: {share:.3} of the rate");
+        }
+    }
+}
