@@ -120,13 +120,35 @@ fn bulk_flow_queued(
     extensions: Capabilities,
     sender: ConnectionConfig,
 ) -> ConnectionStats {
+    let receiver = ConnectionConfig::default();
+    bulk_flow_to(
+        rate_bps,
+        rtt,
+        queue_bytes,
+        seconds,
+        extensions,
+        sender,
+        receiver,
+    )
+}
+
+/// [`bulk_flow_queued`] to a receiver with `receiver`'s options.
+fn bulk_flow_to(
+    rate_bps: u64,
+    rtt: Duration,
+    queue_bytes: usize,
+    seconds: u64,
+    extensions: Capabilities,
+    sender: ConnectionConfig,
+    receiver: ConnectionConfig,
+) -> ConnectionStats {
     let link = || {
         LinkConfig::new()
             .rate_bps(rate_bps)
             .delay(rtt / 2)
             .queue_bytes(queue_bytes)
     };
-    let mut p = Pair::new(link(), link(), ConnectionConfig::default(), 4);
+    let mut p = Pair::new(link(), link(), receiver, 4);
     let (c, s) = p.connect(sender);
     let (cn, sn) = (p.client, p.server);
     p.sim.conn(cn, c).set_local_extensions(extensions);
@@ -549,41 +571,24 @@ fn a_small_receive_buffer_is_refilled_at_once() {
     sender.controller(Arc::new(FixedRateFactory::new(rate)));
     let mut receiver = ConnectionConfig::default();
     receiver.recv_buffer_pkts(32).unwrap();
-    let link = || {
-        LinkConfig::new()
-            .rate_bps(1_000_000_000)
-            .delay(Duration::from_micros(10))
-            .queue_bytes(64 * 1500)
-    };
+    let rtt = Duration::from_micros(20);
     for (extensions, peers) in [
         (Capabilities::GSO, "GSO"),
         (Capabilities::NONE, "4.11-like"),
     ] {
-        let mut p = Pair::new(link(), link(), receiver.clone(), 4);
-        let (c, s) = p.connect(sender.clone());
-        let (cn, sn) = (p.client, p.server);
-        p.sim.conn(cn, c).set_local_extensions(extensions);
-        p.sim.conn(sn, s).set_local_extensions(extensions);
-        let chunk = vec![0u8; 256 * 1024];
-        let mut rbuf = vec![0u8; 1 << 20];
-        let mut read = 0u64;
-        p.sim.run_until(Duration::from_secs(seconds), |sim| {
-            let now = sim.now;
-            let conn = sim.conn(cn, c);
-            while conn.send_buffer_free() > chunk.len() && conn.send(now, &chunk).is_ok() {}
-            while let Ok(n) = sim.conn(sn, s).recv(&mut rbuf) {
-                if n == 0 {
-                    break;
-                }
-                read += n as u64;
-            }
-            false
-        });
-        let share = read as f64 / (rate * seconds) as f64;
-        let stats = p.sim.conn(sn, s).stats();
+        let r = bulk_flow_to(
+            1_000_000_000,
+            rtt,
+            64 * 1500,
+            seconds,
+            extensions,
+            sender.clone(),
+            receiver.clone(),
+        );
+        let share = r.packets_received as f64 * 1500.0 / (rate * seconds) as f64;
         println!(
             "{peers} peers: {share:.3} of 500 Mbit/s through a 32-packet buffer, {} ACKs",
-            stats.acks_sent
+            r.acks_sent
         );
         if extensions == Capabilities::GSO {
             assert!(share > 0.9, "{peers} peers: {share:.3} of the rate");
