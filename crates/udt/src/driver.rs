@@ -381,7 +381,7 @@ impl Driver {
             (None, None)
         };
         self.note_waiting_sender(now);
-        let stream = stream.filter(|_| self.sender_waits_until.is_none_or(|t| now >= t));
+        let stream = stream.filter(|_| !self.rate_holds_off(now));
         let hold;
         (hold, self.carried) = self.hold(stream);
         let streaming = hold.is_some_and(|h| streams(self.received, gap, h));
@@ -412,8 +412,8 @@ impl Driver {
         self.mux.sleeping.store(false, SeqCst);
     }
 
-    /// After a hold: if its read found that the sender had waited on our ACKs through most
-    /// of it (`sender_waited`), rate holds are off for [`SENDER_WAIT_FOR`].
+    /// After a hold whose read found datagrams: if the newest had waited through most of it
+    /// (`sender_waited`), rate holds are off for [`SENDER_WAIT_FOR`].
     fn note_waiting_sender(&mut self, now: Instant) {
         let (Some(since), Some(newest)) = (self.held_since.take(), self.newest_arrival.take())
         else {
@@ -421,8 +421,8 @@ impl Driver {
         };
         let slept = now.saturating_duration_since(since);
         let quiet = now.saturating_duration_since(newest);
-        if self.received > 0 && sender_waited(slept, quiet, self.out.rtt_floor) {
-            if self.sender_waits_until.is_none_or(|t| now >= t) {
+        if sender_waited(slept, quiet, self.out.rtt_floor) {
+            if !self.rate_holds_off(now) {
                 tracing::debug!(
                     ?quiet,
                     ?slept,
@@ -431,6 +431,11 @@ impl Driver {
             }
             self.sender_waits_until = Some(now + SENDER_WAIT_FOR);
         }
+    }
+
+    /// Whether a sender seen waiting on our ACKs keeps rate holds off at `now`.
+    fn rate_holds_off(&self, now: Instant) -> bool {
+        self.sender_waits_until.is_some_and(|t| now < t)
     }
 
     /// How long arrivals may be left unread, if at all. A port that just read a train (more

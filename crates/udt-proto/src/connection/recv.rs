@@ -213,7 +213,13 @@ impl Connection {
     /// 1 ms gap, 32 packets a millisecond, when each window took a few microseconds to
     /// cross. Other peers keep the rule (see [`Self::note_buffer_freed`]).
     fn flow_window_spent(&self) -> bool {
-        self.rcv.largest.next() >= self.rcv.advertised_end
+        self.flow_window_left() == 0
+    }
+
+    /// Packets the sender may still send of the last numbered ACK's advertisement.
+    fn flow_window_left(&self) -> u32 {
+        let left = self.rcv.largest.next().offset_to(self.rcv.advertised_end);
+        u32::try_from(left).unwrap_or(0)
     }
 
     /// The ACK timer fired: attempt a full ACK and re-arm (or rest when nothing is pending).
@@ -544,8 +550,7 @@ impl Connection {
         let capacity = self.rcv.buffer.capacity_pkts();
         let advertised = self.rcv.advertised_pkts;
         let (left, nearly_stopped) = if self.gso_peer() {
-            let left = self.rcv.largest.next().offset_to(self.rcv.advertised_end);
-            let left = u32::try_from(left).unwrap_or(0);
+            let left = self.flow_window_left();
             (left, advertised < capacity / 2 || left < capacity / 8)
         } else {
             (advertised, advertised < capacity / 2)

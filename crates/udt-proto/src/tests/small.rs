@@ -108,32 +108,12 @@ fn bulk_flow(
     sender: ConnectionConfig,
 ) -> ConnectionStats {
     let bdp = LinkConfig::bdp_bytes(rate_bps, rtt);
-    bulk_flow_queued(rate_bps, rtt, bdp, seconds, extensions, sender)
-}
-
-/// [`bulk_flow`] through queues of `queue_bytes`.
-fn bulk_flow_queued(
-    rate_bps: u64,
-    rtt: Duration,
-    queue_bytes: usize,
-    seconds: u64,
-    extensions: Capabilities,
-    sender: ConnectionConfig,
-) -> ConnectionStats {
     let receiver = ConnectionConfig::default();
-    bulk_flow_to(
-        rate_bps,
-        rtt,
-        queue_bytes,
-        seconds,
-        extensions,
-        sender,
-        receiver,
-    )
+    bulk_flow_queued(rate_bps, rtt, bdp, seconds, extensions, sender, receiver)
 }
 
-/// [`bulk_flow_queued`] to a receiver with `receiver`'s options.
-fn bulk_flow_to(
+/// [`bulk_flow`] through queues of `queue_bytes`, to a receiver with `receiver`'s options.
+fn bulk_flow_queued(
     rate_bps: u64,
     rtt: Duration,
     queue_bytes: usize,
@@ -347,6 +327,7 @@ fn a_short_path_earns_long_trains_where_its_queue_takes_them() {
             seconds,
             Capabilities::GSO,
             sender,
+            ConnectionConfig::default(),
         );
         let share = r.packets_received as f64 * 1500.0 * 8.0 / 45e6 / seconds as f64;
         let lost = r.recv_loss as f64 / r.packets_received.max(1) as f64;
@@ -517,6 +498,7 @@ fn model_under_a_rate_cap_keeps_the_cap() {
         seconds,
         Capabilities::GSO,
         sender,
+        ConnectionConfig::default(),
     );
     let share = r.packets_received as f64 * 1500.0 * 8.0 / 180e6 / seconds as f64;
     println!("model capped at 180 Mbit/s on a 200 Mbit/s x 40 µs path: {share:.3} of the cap");
@@ -576,7 +558,7 @@ fn a_small_receive_buffer_is_refilled_at_once() {
         (Capabilities::GSO, "GSO"),
         (Capabilities::NONE, "4.11-like"),
     ] {
-        let r = bulk_flow_to(
+        let r = bulk_flow_queued(
             1_000_000_000,
             rtt,
             64 * 1500,
