@@ -186,6 +186,9 @@ struct RecvState {
     last_full_ack: Option<Instant>,
     /// When the last numbered (16- or 24-byte) ACK went out: prompt ACKs keep a gap from it.
     last_numbered_ack: Option<Instant>,
+    /// The arrival that found the ACK timer due, from a GSO peer: the ACK waits for the drive
+    /// after the datagrams handed over with it (see `Connection::after_arrival`).
+    ack_deferred: Option<Instant>,
     /// When the periodic NAK next looks at every range (see `Connection::nak_timer`).
     nak_round: Option<Instant>,
     /// Data packets since the last full-ACK attempt, and the light-ACK multiplier.
@@ -329,6 +332,7 @@ impl Connection {
                 history: AckHistory::default(),
                 last_full_ack: None,
                 last_numbered_ack: None,
+                ack_deferred: None,
                 nak_round: None,
                 pkts_since_ack: 0,
                 short_flight_pkts: None,

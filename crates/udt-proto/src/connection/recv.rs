@@ -194,7 +194,11 @@ impl Connection {
             }
         }
         if self.timers.is_due(Timer::Ack, now) {
-            self.ack_timer(now);
+            if gso_prompt.is_some() {
+                self.rcv.ack_deferred.get_or_insert(now);
+            } else {
+                self.ack_timer(now);
+            }
         } else if self
             .cc
             .ack_interval_pkts()
@@ -223,9 +227,21 @@ impl Connection {
     }
 
     /// The ACK timer fired: attempt a full ACK and re-arm (or rest when nothing is pending).
+    ///
+    /// From a GSO peer, an arrival that finds the timer due only notes itself
+    /// (`RecvState::ack_deferred`), and the ACK goes out at the drive that follows the
+    /// datagrams handed over with it. A runtime hands over a GRO train (up to 64 datagrams,
+    /// one arrival stamp) or a whole read at once: ACKed at its first datagram, the rest
+    /// waited for another ACK. The ACK's round trip still counts from that arrival
+    /// (`send_numbered_ack`), but the next period from when it leaves: counted from an
+    /// arrival that a held read took 8 ms to reach, the next ACK fell due a millisecond or
+    /// two after this one. Behind a 45 Mbit/s shaper that was two numbered ACKs (two ACK2s,
+    /// a wake-up at each end) per 10 ms cycle where one covered the same data.
     pub(super) fn ack_timer(&mut self, now: Instant) {
-        self.note_short_flights(now);
+        let arrival = self.rcv.ack_deferred.map_or(now, |at| at.min(now));
+        self.note_short_flights(arrival);
         self.full_ack_attempt(now);
+        self.rcv.ack_deferred = None;
         if self.ack_settled() {
             // Idle connections do not wake every 10 ms; the next data packet re-arms.
             self.timers.stop(Timer::Ack);
@@ -510,7 +526,8 @@ impl Connection {
             ack,
             details: Some(details),
         }));
-        self.rcv.history.record(self.rcv.ack_number, ack, now);
+        let triggered = self.rcv.ack_deferred.take().map_or(now, |at| at.min(now));
+        self.rcv.history.record(self.rcv.ack_number, ack, triggered);
         self.rcv.last_numbered_ack = Some(now);
         self.stats.acks_sent += 1;
     }

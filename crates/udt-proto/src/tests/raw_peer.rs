@@ -73,8 +73,13 @@ impl Raw {
         }));
     }
 
-    /// Everything our side sends now, as raw datagrams.
+    /// Everything our side sends now, as raw datagrams: a due timeout first, as
+    /// `Connection::drive` runs one after the datagrams handed over (an ACK a GSO peer's
+    /// data found due waits for it).
     fn drain(&mut self) -> Vec<Vec<u8>> {
+        if self.conn.poll_timeout().is_some_and(|t| t <= self.now) {
+            self.conn.handle_timeout(self.now);
+        }
         let mut out = Vec::new();
         loop {
             let mut buf = Vec::new();
@@ -551,21 +556,7 @@ fn prompt_acks_come_at_once_then_at_most_once_per_gap() {
 /// plain 4.11 peer waits out the gap (`prompt_acks_come_at_once_then_at_most_once_per_gap`).
 #[test]
 fn to_a_gso_peer_a_prompt_ack_due_within_a_quarter_gap_goes_at_once() {
-    let (mut raw, isn) = Raw::client();
-    raw.conn.set_local_extensions(Capabilities::GSO);
-    let ours = raw.controls();
-    assert!(
-        ours.iter()
-            .any(|b| matches!(b, ControlBody::UserDefined { .. })),
-        "our announcement: {ours:?}"
-    );
-    let theirs = CapabilityAnnouncement {
-        capabilities: Capabilities::GSO,
-        heard: true,
-    };
-    raw.feed_control(theirs.to_control_body());
-    assert_eq!(raw.conn.common_extensions(), Capabilities::GSO);
-    raw.drain();
+    let (mut raw, isn) = gso_client();
     // The first train is acknowledged at once; the gap is then RTT / 64 = 1.5625 ms (the
     // initial 100 ms RTT). From a GSO peer a prompt ACK waits for 32 packets (or a write's
     // end), so each train comes in one go. The next one comes 1.2 ms after the ACK: 0.36 ms,
@@ -600,6 +591,90 @@ fn to_a_gso_peer_a_prompt_ack_due_within_a_quarter_gap_goes_at_once() {
     assert_eq!(
         raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
         [isn + 96u32]
+    );
+}
+
+/// A client whose peer sends GSO trains (both sides announced GSO), its output drained.
+fn gso_client() -> (Raw, SeqNumber) {
+    let (mut raw, isn) = Raw::client();
+    raw.conn.set_local_extensions(Capabilities::GSO);
+    let ours = raw.controls();
+    assert!(
+        ours.iter()
+            .any(|b| matches!(b, ControlBody::UserDefined { .. })),
+        "our announcement: {ours:?}"
+    );
+    let theirs = CapabilityAnnouncement {
+        capabilities: Capabilities::GSO,
+        heard: true,
+    };
+    raw.feed_control(theirs.to_control_body());
+    assert_eq!(raw.conn.common_extensions(), Capabilities::GSO);
+    raw.drain();
+    (raw, isn)
+}
+
+/// A runtime hands over a read's datagrams (a GRO train shares one arrival stamp) and then
+/// drives the connection. To a GSO peer, an ACK the first of them finds due goes out at
+/// that drive and covers them all; 4.11's rule ACKs the first at once, and the rest waited
+/// for another ACK (two ACKs, two ACK2s per train behind a 45 Mbit/s shaper).
+#[test]
+fn to_a_gso_peer_an_ack_due_at_a_trains_first_datagram_covers_the_train() {
+    let train = |raw: &mut Raw, isn: SeqNumber, from: u32, to: u32| {
+        for i in from..to {
+            raw.feed_data(isn + i, 1456);
+        }
+    };
+    for gso in [true, false] {
+        let (mut raw, isn) = if gso { gso_client() } else { Raw::client() };
+        raw.drain();
+        train(&mut raw, isn, 0, 1);
+        raw.drain();
+        // The read comes after the ACK period: its first datagram finds the ACK timer due
+        // (nothing drove the connection in between, as during a runtime's hold).
+        raw.now += Duration::from_millis(12);
+        train(&mut raw, isn, 1, 21);
+        let acked: Vec<_> = raw.acks().iter().map(|a| a.ack).collect();
+        if gso {
+            assert_eq!(acked, [isn + 21u32], "one ACK for the read");
+        } else {
+            assert_eq!(acked, [isn + 2u32], "4.11's rule: the first datagram's ACK");
+        }
+    }
+}
+
+/// To a GSO peer, the ACK period after an ACK that a held read sent late counts from when
+/// it left, not from the arrival that found it due: counted from the arrival, the next ACK
+/// fell due a millisecond or two after this one, for the few packets that came meanwhile.
+#[test]
+fn to_a_gso_peer_the_ack_period_counts_from_a_late_acks_departure() {
+    let (mut raw, isn) = gso_client();
+    raw.feed_data(isn, 1456);
+    raw.drain();
+    // Datagrams that arrived 8 ms before the runtime read them (and drove the connection).
+    let read = raw.now + Duration::from_millis(20);
+    raw.now += Duration::from_millis(12);
+    for i in 1..21u32 {
+        raw.feed_data(isn + i, 1456);
+    }
+    raw.now = read;
+    assert_eq!(
+        raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
+        [isn + 21u32]
+    );
+    // A few more 3 ms later: 5 ms after the late arrivals' period would have ended.
+    raw.now += Duration::from_millis(3);
+    for i in 21..25u32 {
+        raw.feed_data(isn + i, 1456);
+    }
+    assert!(
+        raw.acks().is_empty(),
+        "within the period since the ACK left"
+    );
+    raw.advance(Duration::from_millis(7));
+    assert_eq!(
+        raw.acks().iter().map(|a| a.ack).collect::<Vec<_>>(),
+        [isn + 25u32]
     );
 }
 
