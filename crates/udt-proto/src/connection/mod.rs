@@ -187,7 +187,7 @@ struct RecvState {
     /// When the last numbered (16- or 24-byte) ACK went out: prompt ACKs keep a gap from it.
     last_numbered_ack: Option<Instant>,
     /// The arrival that found the ACK timer due, from a GSO peer: the ACK waits for the drive
-    /// after the datagrams handed over with it (see `Connection::after_arrival`).
+    /// after the datagrams handed over with it (see `Connection::ack_timer`).
     ack_deferred: Option<Instant>,
     /// When the periodic NAK next looks at every range (see `Connection::nak_timer`).
     nak_round: Option<Instant>,

@@ -238,8 +238,7 @@ impl Connection {
     /// two after this one. Behind a 45 Mbit/s shaper that was two numbered ACKs (two ACK2s,
     /// a wake-up at each end) per 10 ms cycle where one covered the same data.
     pub(super) fn ack_timer(&mut self, now: Instant) {
-        let arrival = self.rcv.ack_deferred.map_or(now, |at| at.min(now));
-        self.note_short_flights(arrival);
+        self.note_short_flights(self.ack_trigger(now));
         self.full_ack_attempt(now);
         self.rcv.ack_deferred = None;
         if self.ack_settled() {
@@ -248,6 +247,12 @@ impl Connection {
         } else {
             self.timers.set(Timer::Ack, now + self.ack_period());
         }
+    }
+
+    /// The arrival an ACK sent `now` answers: the one that found it due, if the ACK waited
+    /// for the drive after it (see [`Self::ack_timer`]).
+    fn ack_trigger(&self, now: Instant) -> Instant {
+        self.rcv.ack_deferred.map_or(now, |at| at.min(now))
     }
 
     /// To a GSO peer, at each ACK timer: are its flights shorter than the prompt-ACK count?
@@ -526,7 +531,8 @@ impl Connection {
             ack,
             details: Some(details),
         }));
-        let triggered = self.rcv.ack_deferred.take().map_or(now, |at| at.min(now));
+        let triggered = self.ack_trigger(now);
+        self.rcv.ack_deferred = None;
         self.rcv.history.record(self.rcv.ack_number, ack, triggered);
         self.rcv.last_numbered_ack = Some(now);
         self.stats.acks_sent += 1;
