@@ -158,6 +158,9 @@ struct SendState {
     hold_until: Option<Instant>,
     /// When the current busy period started, for `send_duration` stats.
     busy_since: Option<Instant>,
+    /// A write found no room since the writer was last woken for room (see
+    /// `Connection::writer_worth_waking`).
+    room_wanted: bool,
 }
 
 /// Receiver-side state.
@@ -318,6 +321,7 @@ impl Connection {
                 probe_partner_due: false,
                 hold_until: None,
                 busy_since: None,
+                room_wanted: false,
             },
             rcv: RecvState {
                 buffer: RecvBuffer::new(mode, config.recv_buffer_pkts, isn),
@@ -705,7 +709,10 @@ impl Connection {
         }
         self.note_send_start(now);
         match write(&mut self.snd.buffer) {
-            0 => Err(SendError::WouldBlock),
+            0 => {
+                self.snd.room_wanted = true;
+                Err(SendError::WouldBlock)
+            }
             n => Ok(n),
         }
     }
@@ -727,7 +734,10 @@ impl Connection {
                 len: msg.len(),
                 max: self.snd.buffer.capacity_pkts() as usize * self.payload_size,
             }),
-            Err(_) => Err(SendError::WouldBlock),
+            Err(_) => {
+                self.snd.room_wanted = true;
+                Err(SendError::WouldBlock)
+            }
         }
     }
 

@@ -12,6 +12,7 @@ mod sim;
 mod throughput;
 mod unreachable;
 mod watched;
+mod writer_wake;
 
 use std::time::Duration;
 
