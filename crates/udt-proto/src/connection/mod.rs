@@ -709,12 +709,16 @@ impl Connection {
         }
         self.note_send_start(now);
         match write(&mut self.snd.buffer) {
-            0 => {
-                self.snd.room_wanted = true;
-                Err(SendError::WouldBlock)
-            }
+            0 => Err(self.no_room()),
             n => Ok(n),
         }
+    }
+
+    /// A write found no room: the writer waits, and wants waking when an ACK frees enough
+    /// (see `Connection::writer_worth_waking`).
+    fn no_room(&mut self) -> SendError {
+        self.snd.room_wanted = true;
+        SendError::WouldBlock
     }
 
     /// Queue one message. `ttl` None means "never expire"; `in_order` asks the receiver to
@@ -734,10 +738,7 @@ impl Connection {
                 len: msg.len(),
                 max: self.snd.buffer.capacity_pkts() as usize * self.payload_size,
             }),
-            Err(_) => {
-                self.snd.room_wanted = true;
-                Err(SendError::WouldBlock)
-            }
+            Err(_) => Err(self.no_room()),
         }
     }
 
