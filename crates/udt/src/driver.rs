@@ -62,8 +62,9 @@ const MAX_HOLD: Duration = Duration::from_millis(4);
 /// …and at most this fraction of the smallest smoothed RTT among the connections driven…
 const HOLD_RTT_DIVISOR: u32 = 4;
 /// …unless a long read's rate says that [`RATE_HOLD_DATAGRAMS`] take longer to arrive: a
-/// port may then hold for that long, up to the ACK period (UDT's SYN, 10 ms), which a
-/// receiver's ACKs never wait beyond.
+/// port may then hold for that long, up to the ACK period (UDT's SYN, 10 ms, or the longer
+/// one of a connection that spaces its ACKs; see `rate_hold`), which a receiver's ACKs
+/// never wait beyond.
 const MAX_RATE_HOLD: Duration = Duration::from_millis(10);
 /// See [`MAX_RATE_HOLD`]. 128 rather than 64: at 200 Mbit/s (a 7.7 ms hold rather than 3.8)
 /// both ends' CPU per GiB read 1.20 against 1.37 in one sitting; at 1 Gbit/s the same
@@ -142,6 +143,9 @@ struct Output {
     wake: Vec<(Arc<ConnShared>, bool)>,
     /// The smallest smoothed RTT among the connections driven since the last wait.
     rtt_floor: Duration,
+    /// The longest ACK period among the connections driven since the last wait, at least
+    /// [`MAX_RATE_HOLD`] (see [`rate_hold`]).
+    ack_period: Duration,
     /// Flushes of the batch so far (see `ConnState::lent_before`).
     flushes: u64,
 }
@@ -158,6 +162,7 @@ impl Driver {
                 retire: Vec::new(),
                 wake: Vec::new(),
                 rtt_floor: Duration::MAX,
+                ack_period: MAX_RATE_HOLD,
                 flushes: 0,
             },
             rx: RecvBatch::new(slot, mux.socket_info.gro),
@@ -387,6 +392,7 @@ impl Driver {
         let streaming = hold.is_some_and(|h| streams(self.received, gap, h));
         self.received = 0;
         self.out.rtt_floor = Duration::MAX;
+        self.out.ack_period = MAX_RATE_HOLD;
         if left.is_some_and(|l| l.is_zero()) || self.mux.has_pending() {
             return;
         }
@@ -512,7 +518,7 @@ impl Driver {
             received: self.received,
             stream,
         };
-        plan_hold(self.carried, read, self.out.rtt_floor)
+        plan_hold(self.carried, read, self.out.rtt_floor, self.out.ack_period)
     }
 }
 
@@ -563,15 +569,17 @@ fn streams(received: usize, gap: Option<Duration>, hold: Duration) -> bool {
 /// See [`Driver::hold`]: `drained`, whether the last read emptied the socket; `received`,
 /// the datagrams it read; `rtt_floor`, the smallest smoothed RTT among the connections (zero
 /// for one whose reads may not wait); `stream`, the rate of the last reads
-/// ([`RecentReads::stream`]).
+/// ([`RecentReads::stream`]); `ack_period`, the longest ACK period among the connections
+/// (see [`rate_hold`]).
 fn hold_for(
     drained: bool,
     received: usize,
     rtt_floor: Duration,
     stream: Option<Stream>,
+    ack_period: Duration,
 ) -> Option<Duration> {
     let by_rtt = MAX_HOLD.min(rtt_floor / HOLD_RTT_DIVISOR);
-    let by_rate = rate_hold(stream).filter(|_| !rtt_floor.is_zero());
+    let by_rate = rate_hold(stream, ack_period).filter(|_| !rtt_floor.is_zero());
     let hold = by_rate.map_or(by_rtt, |h| h.max(by_rtt));
     (drained && received > 1 && hold >= MIN_SLEEP).then_some(hold)
 }
@@ -594,21 +602,32 @@ fn plan_hold(
     carried: Option<Duration>,
     read: Read,
     rtt_floor: Duration,
+    ack_period: Duration,
 ) -> (Option<Duration>, Option<Duration>) {
     match carried {
         Some(carried) if read.received == 0 => ((!rtt_floor.is_zero()).then_some(carried), None),
         _ => {
-            let hold = hold_for(read.drained, read.received, rtt_floor, read.stream);
-            (hold, hold.filter(|&h| rate_hold(read.stream) == Some(h)))
+            let hold = hold_for(
+                read.drained,
+                read.received,
+                rtt_floor,
+                read.stream,
+                ack_period,
+            );
+            let by_rate = rate_hold(read.stream, ack_period);
+            (hold, hold.filter(|&h| by_rate == Some(h)))
         }
     }
 }
 
-/// How long [`RATE_HOLD_DATAGRAMS`] take to arrive at a `stream`'s rate, at most
-/// [`MAX_RATE_HOLD`]; `None` without a stream.
-fn rate_hold(stream: Option<Stream>) -> Option<Duration> {
+/// How long [`RATE_HOLD_DATAGRAMS`] take to arrive at a `stream`'s rate, at most the
+/// longest `ack_period` among the connections driven ([`MAX_RATE_HOLD`] or more: a
+/// receiver that spaces its ACKs waits up to two SYNs for its next one,
+/// `Connection::ack_period`); `None` without a stream.
+fn rate_hold(stream: Option<Stream>, ack_period: Duration) -> Option<Duration> {
     let Stream { datagrams, span } = stream?;
-    Some((span * RATE_HOLD_DATAGRAMS / datagrams.max(1)).min(MAX_RATE_HOLD))
+    let cap = ack_period.max(MAX_RATE_HOLD);
+    Some((span * RATE_HOLD_DATAGRAMS / datagrams.max(1)).min(cap))
 }
 
 /// At least [`STREAM_DATAGRAMS`] datagrams read in `span` (see [`RecentReads::stream`]).
@@ -728,6 +747,7 @@ impl Output {
             Duration::ZERO
         };
         self.rtt_floor = self.rtt_floor.min(floor);
+        self.ack_period = self.ack_period.max(st.conn.ack_period());
         if driven.events {
             let waiters = st.has_waiters();
             match self.wake.last_mut() {
@@ -909,15 +929,18 @@ mod tests {
     #[test]
     fn a_port_holds_only_after_reading_a_train_that_emptied_its_socket() {
         let rtt = Duration::from_millis(200);
-        assert_eq!(hold_for(true, 40, rtt, None), Some(MAX_HOLD));
+        assert_eq!(hold_for(true, 40, rtt, None, MAX_RATE_HOLD), Some(MAX_HOLD));
         assert_eq!(
-            hold_for(true, 40, Duration::from_millis(4), None),
+            hold_for(true, 40, Duration::from_millis(4), None, MAX_RATE_HOLD),
             Some(Duration::from_millis(1))
         );
         // A backlog (the read stopped at its batch limit), a lone datagram, a short path.
-        assert_eq!(hold_for(false, 512, rtt, None), None);
-        assert_eq!(hold_for(true, 1, rtt, None), None);
-        assert_eq!(hold_for(true, 40, Duration::from_micros(400), None), None);
+        assert_eq!(hold_for(false, 512, rtt, None, MAX_RATE_HOLD), None);
+        assert_eq!(hold_for(true, 1, rtt, None, MAX_RATE_HOLD), None);
+        assert_eq!(
+            hold_for(true, 40, Duration::from_micros(400), None, MAX_RATE_HOLD),
+            None
+        );
     }
 
     #[test]
@@ -927,17 +950,26 @@ mod tests {
         // 45 Mbit/s behind tbf: a 32-datagram train per ~8.5 ms ACK cycle. 128 more would
         // take 34 ms: hold for the ACK period, whatever the path's RTT.
         let slow = stream(32, ms(8) + ms(1) / 2);
-        assert_eq!(hold_for(true, 32, short_path, slow), Some(MAX_RATE_HOLD));
+        assert_eq!(
+            hold_for(true, 32, short_path, slow, MAX_RATE_HOLD),
+            Some(MAX_RATE_HOLD)
+        );
         // 1 Gbit/s: 88 datagrams a millisecond; 128 take ~1.5 ms, more than a quarter of
         // a 4 ms RTT but less than a 200 ms path's own hold.
         let fast = stream(88, ms(1));
-        let held = hold_for(true, 88, ms(4), fast).unwrap();
+        let held = hold_for(true, 88, ms(4), fast, MAX_RATE_HOLD).unwrap();
         assert!(held > ms(1) && held < ms(2), "{held:?}");
-        assert_eq!(hold_for(true, 88, ms(200), fast), Some(MAX_HOLD));
+        assert_eq!(
+            hold_for(true, 88, ms(200), fast, MAX_RATE_HOLD),
+            Some(MAX_HOLD)
+        );
         // No stream, a backlog or a connection whose reads may not wait: the old rule.
-        assert_eq!(hold_for(true, 31, short_path, None), None);
-        assert_eq!(hold_for(false, 64, short_path, slow), None);
-        assert_eq!(hold_for(true, 64, Duration::ZERO, slow), None);
+        assert_eq!(hold_for(true, 31, short_path, None, MAX_RATE_HOLD), None);
+        assert_eq!(hold_for(false, 64, short_path, slow, MAX_RATE_HOLD), None);
+        assert_eq!(
+            hold_for(true, 64, Duration::ZERO, slow, MAX_RATE_HOLD),
+            None
+        );
     }
 
     fn stream(datagrams: u32, span: Duration) -> Option<Stream> {
@@ -1006,27 +1038,50 @@ mod tests {
         // 45 Mbit/s behind tbf: a 37-datagram train per 10 ms ACK cycle. Held until the ACK,
         // which finds nothing new: the hold goes on to the next ACK, once.
         let train = read(37, stream(37, ms(10)));
-        let (hold, carried) = plan_hold(None, train, rtt);
+        let (hold, carried) = plan_hold(None, train, rtt, MAX_RATE_HOLD);
         assert_eq!((hold, carried), (Some(MAX_RATE_HOLD), Some(MAX_RATE_HOLD)));
-        let (hold, carried) = plan_hold(carried, read(0, None), rtt);
+        let (hold, carried) = plan_hold(carried, read(0, None), rtt, MAX_RATE_HOLD);
         assert_eq!((hold, carried), (Some(MAX_RATE_HOLD), None));
-        assert_eq!(plan_hold(carried, read(0, None), rtt), (None, None));
+        assert_eq!(
+            plan_hold(carried, read(0, None), rtt, MAX_RATE_HOLD),
+            (None, None)
+        );
         // The next train read renews it; a short read or a backlog ends it.
-        assert_eq!(plan_hold(None, train, rtt).1, Some(MAX_RATE_HOLD));
-        assert_eq!(plan_hold(Some(MAX_RATE_HOLD), read(3, None), rtt).1, None);
+        assert_eq!(
+            plan_hold(None, train, rtt, MAX_RATE_HOLD).1,
+            Some(MAX_RATE_HOLD)
+        );
+        assert_eq!(
+            plan_hold(Some(MAX_RATE_HOLD), read(3, None), rtt, MAX_RATE_HOLD).1,
+            None
+        );
         let backlog = Read {
             drained: false,
             ..train
         };
-        assert_eq!(plan_hold(Some(MAX_RATE_HOLD), backlog, rtt), (None, None));
+        assert_eq!(
+            plan_hold(Some(MAX_RATE_HOLD), backlog, rtt, MAX_RATE_HOLD),
+            (None, None)
+        );
         // A quarter-RTT hold is not carried, even after a stream (1 Gbit/s × 100 ms: 128
         // datagrams take 1.5 ms, the hold is 4 ms), nor a hold once a connection driven
         // meanwhile may not have its reads wait.
-        assert_eq!(plan_hold(None, read(40, None), ms(8)), (Some(ms(2)), None));
-        let fast = read(88, stream(88, ms(1)));
-        assert_eq!(plan_hold(None, fast, ms(100)), (Some(MAX_HOLD), None));
         assert_eq!(
-            plan_hold(Some(MAX_RATE_HOLD), read(0, None), Duration::ZERO),
+            plan_hold(None, read(40, None), ms(8), MAX_RATE_HOLD),
+            (Some(ms(2)), None)
+        );
+        let fast = read(88, stream(88, ms(1)));
+        assert_eq!(
+            plan_hold(None, fast, ms(100), MAX_RATE_HOLD),
+            (Some(MAX_HOLD), None)
+        );
+        assert_eq!(
+            plan_hold(
+                Some(MAX_RATE_HOLD),
+                read(0, None),
+                Duration::ZERO,
+                MAX_RATE_HOLD
+            ),
             (None, None)
         );
     }

@@ -45,6 +45,7 @@ mod loss_tracker;
 pub mod model;
 pub mod native;
 mod rtt_sample;
+pub mod sparse_acks;
 mod two_bucket;
 
 #[cfg(test)]
@@ -216,6 +217,17 @@ pub trait Controller: Send + fmt::Debug {
     /// Interval between data packets (4.11 `m_dPktSndPeriod`). Always positive for the
     /// built-in controllers; the native one starts at 1 µs (window-limited, unpaced).
     fn send_period(&self) -> Duration;
+    /// Whether this controller sizes its windows for ACKs up to [`sparse_acks::MAX_PERIOD`]
+    /// apart (see [`sparse_acks`]): the connection then announces it, and a receiver of ours
+    /// spaces its ACKs by the arrival speed. Read once, when the announcement goes out.
+    fn sizes_for_sparse_acks(&self) -> bool {
+        false
+    }
+    /// The peer's receiver spaces its ACKs for this controller ([`sparse_acks::period_at`]),
+    /// or (`false`) acknowledges every [`SYN`] as UDT does. Told after [`Controller::init`]
+    /// once the peer's announcement is known; only controllers that
+    /// [`size for it`](Controller::sizes_for_sparse_acks) are ever told `true`.
+    fn set_sparse_acks(&mut self, on: bool) {}
     /// ACK timer period wanted by the controller (4.11 `setACKTimer`; the connection caps it
     /// at [`SYN`]). `None` means the default, [`SYN`].
     fn ack_period(&self) -> Option<Duration> {

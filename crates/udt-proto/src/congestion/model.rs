@@ -480,6 +480,8 @@ pub struct ModelBased {
     /// Smoothed time between ACKs (zero until two have arrived), and the latest ACK's time.
     ack_gap: Duration,
     last_ack_at: Option<Instant>,
+    /// The peer's receiver spaces its ACKs by the rate ([`super::sparse_acks`]).
+    sparse_acks: bool,
     // Startup.
     filled: bool,
     full_bw: f64,
@@ -586,6 +588,7 @@ impl ModelBased {
             srtt: init.rtt,
             ack_gap: Duration::ZERO,
             last_ack_at: None,
+            sparse_acks: false,
             filled: false,
             full_bw: 0.0,
             plateau_rounds: 0,
@@ -1514,7 +1517,8 @@ impl ModelBased {
     fn leave_competition(&mut self, now: Instant, at_least_entry: bool) -> Option<Competition> {
         let c = self.competing.take()?;
         let rtt = self.srtt.max(self.min_rtt()).as_secs_f64().max(1e-6);
-        let (window_rate, delivered) = (c.held_window() / rtt, self.bw.max());
+        let held = c.held_window() * self.sparse_ack_scale();
+        let (window_rate, delivered) = (held / rtt, self.bw.max());
         let rate = if delivered > 0.0 {
             window_rate.min(delivered)
         } else {
@@ -1722,11 +1726,43 @@ impl ModelBased {
         };
         let bw = self.bandwidth_pkts();
         let beyond_holes = self.cum_ack.offset_to(self.sampler.front()).max(0);
-        let queueing = self.srtt.saturating_sub(self.min_rtt()).max(SYN);
+        let queueing = self
+            .srtt
+            .saturating_sub(self.min_rtt())
+            .max(self.ack_period());
         let nak_interval = self.min_rtt().max(SYN) + SYN;
         let repair = nak_interval.as_secs_f64() - gain * self.min_rtt().as_secs_f64();
         let repair_pkts = bw * repair.max(0.0);
         gain * self.bdp_pkts() + bw * queueing.as_secs_f64() + repair_pkts + f64::from(beyond_holes)
+    }
+
+    /// How long the peer's receiver lets data wait for an ACK: [`SYN`], or with spaced ACKs
+    /// ([`super::sparse_acks`]) the period it reckons from the arrival speed, which the
+    /// estimate stands in for here.
+    fn ack_period(&self) -> Duration {
+        if self.sparse_acks {
+            super::sparse_acks::period_at(self.bandwidth_pkts())
+        } else {
+            SYN
+        }
+    }
+
+    /// With spaced ACKs, how much larger a CUBIC window must be to move what it would with
+    /// an ACK every [`SYN`]: (smoothed RTT + period) / (smoothed RTT + SYN), 1 otherwise.
+    /// A window-limited flow has its rate times the round trip and the wait for the next
+    /// ACK in flight; the CUBIC arithmetic stays the competition's (its growth, its cuts,
+    /// what it held), and the window sent with is scaled. Behind a 45 Mbit/s `tbf` on the
+    /// veth pair, unscaled, flows dipped to 30-34 Mbit/s for half a second at a time in
+    /// their first seconds (goodput 41.2-42.9 against 43.0-43.2 Mbit/s); with a floor of
+    /// the estimate over a min RTT and the period instead, the CUBIC window dwindled under
+    /// the floor (13 packets) and the flow left its competition at a quarter of the link
+    /// (BENCHMARKS.md, session 89).
+    fn sparse_ack_scale(&self) -> f64 {
+        if !self.sparse_acks {
+            return 1.0;
+        }
+        let wait = |period: Duration| (self.srtt + period).as_secs_f64();
+        wait(self.ack_period()) / wait(SYN)
     }
 
     /// Probe RTT's window: half of what the path holds over a min RTT and one ACK period,
@@ -1736,7 +1772,7 @@ impl ModelBased {
     /// packets per SYN, and behind a 45 Mbit/s `tbf` each probe cost a 200 ms stall, 2% of
     /// the flow's goodput. BBR v2 halves its window the same way (its ACK period is nil).
     fn probe_rtt_window(&self) -> f64 {
-        let span = self.min_rtt() + SYN;
+        let span = self.min_rtt() + self.ack_period();
         let half = PROBE_RTT_GAIN * self.bandwidth_pkts() * span.as_secs_f64();
         half.max(self.config.min_window_pkts())
     }
@@ -1748,7 +1784,7 @@ impl ModelBased {
             self.probe_rtt_window()
         } else if let Some(c) = &self.competing {
             let beyond_holes = self.cum_ack.offset_to(self.sampler.front()).max(0);
-            c.cwnd() + f64::from(beyond_holes)
+            c.cwnd() * self.sparse_ack_scale() + f64::from(beyond_holes)
         } else if self.filled {
             self.target_window()
         } else if self.cwnd_pkts < self.target_window() {
@@ -1892,6 +1928,17 @@ impl Controller for ModelBased {
 
     fn name(&self) -> &'static str {
         ModelFactory::NAME
+    }
+
+    /// The window terms that cover the time between ACKs (the target window's queueing
+    /// term, probe RTT's span, the scale of a competing CUBIC window) follow the peer's
+    /// spaced ACK period (`ModelBased::sparse_ack_scale`).
+    fn sizes_for_sparse_acks(&self) -> bool {
+        true
+    }
+
+    fn set_sparse_acks(&mut self, on: bool) {
+        self.sparse_acks = on;
     }
 
     /// While holding beside flows that ignore loss: their queue is full, and a long train

@@ -44,6 +44,45 @@ impl Connection {
         }
     }
 
+    /// The bits the connection adds to the runtime's: its receiver spaces ACKs for a sender
+    /// that asks, and its sender asks if its controller sizes its windows for that.
+    fn own_capabilities(&self) -> Capabilities {
+        let sender = if self.cc.sizes_for_sparse_acks() {
+            Capabilities::SPARSE_ACK_SENDER
+        } else {
+            Capabilities::NONE
+        };
+        Capabilities::ACK_SPACING.union(sender)
+    }
+
+    /// Whether our receiver spaces its ACKs ([`crate::congestion::sparse_acks`]): we announce
+    /// at all (so [`Capabilities::ACK_SPACING`] went out) and the peer's sender asked.
+    pub(super) fn spaces_acks(&self) -> bool {
+        self.ext.local.is_some()
+            && self
+                .ext
+                .peer
+                .is_some_and(|p| p.contains(Capabilities::SPARSE_ACK_SENDER))
+    }
+
+    /// Whether the peer's receiver spaces its ACKs for our sender: we asked (our controller
+    /// sizes for it, and we announce) and the peer announced that it does.
+    fn peer_spaces_acks(&self) -> bool {
+        self.ext.local.is_some()
+            && self.cc.sizes_for_sparse_acks()
+            && self
+                .ext
+                .peer
+                .is_some_and(|p| p.contains(Capabilities::ACK_SPACING))
+    }
+
+    /// Tell the controller whether the peer spaces its ACKs (after `init` too, which
+    /// starts a controller afresh).
+    pub(super) fn tell_cc_of_sparse_acks(&mut self) {
+        let on = self.peer_spaces_acks();
+        self.cc.set_sparse_acks(on);
+    }
+
     /// Whether both sides announced GSO: the peer sends long pacing trains (and takes them),
     /// which the ACK timing and the pacer's train length adapt to.
     pub(super) fn gso_peer(&self) -> bool {
@@ -57,6 +96,7 @@ impl Connection {
             return false;
         };
         self.ext.peer = Some(ann.capabilities);
+        self.tell_cc_of_sparse_acks();
         // Only answer a peer that has not heard us, and only if we announce at all.
         if !ann.heard && self.ext.local.is_some() && self.ext.sent {
             self.ext.answer_due = true;
@@ -74,7 +114,7 @@ impl Connection {
         self.ext.sent = true;
         self.ext.answer_due = false;
         let ann = CapabilityAnnouncement {
-            capabilities: local,
+            capabilities: local.union(self.own_capabilities()),
             heard: self.ext.peer.is_some(),
         };
         Some(ann.to_control_body())

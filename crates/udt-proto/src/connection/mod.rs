@@ -418,6 +418,7 @@ impl Connection {
                 seed: u64::from(self.local_id.0) << 32 | u64::from(n.send_isn.value()),
             },
         );
+        self.tell_cc_of_sparse_acks();
         self.refresh_cc();
         self.state = State::Connected;
         self.connector = None;
@@ -995,8 +996,20 @@ impl Connection {
         }
     }
 
-    fn ack_period(&self) -> Duration {
-        self.cc.ack_period().map_or(SYN, |p| p.min(SYN))
+    /// The receiver's ACK timer period: UDT's [`SYN`], or to a sender that asked for spaced
+    /// ACKs the time [`sparse_acks::PERIOD_PKTS`](crate::congestion::sparse_acks::PERIOD_PKTS)
+    /// take at the arrival speed, up to two SYNs ([`crate::congestion::sparse_acks`]). A
+    /// controller may ask for ACKs more often than SYN (4.11 `setACKTimer`), and gets that;
+    /// asking for SYN or more leaves the rule (4.11's native controller asks for SYN, the
+    /// default it always had).
+    pub fn ack_period(&self) -> Duration {
+        match self.cc.ack_period() {
+            Some(p) if p < SYN => p,
+            _ if self.spaces_acks() => {
+                crate::congestion::sparse_acks::period_at(f64::from(self.prompt_ack_speed()))
+            }
+            _ => SYN,
+        }
     }
 
     fn flight_pkts(&self) -> u32 {

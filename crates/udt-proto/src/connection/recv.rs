@@ -25,7 +25,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::{Connection, Event, State};
-use crate::congestion::{ReceivedInfo, SYN};
+use crate::congestion::{sparse_acks, ReceivedInfo, SYN};
 use crate::recv_buffer::Insert;
 use crate::send_buffer::PacketMeta;
 use crate::seq::{AckNumber, SeqNumber};
@@ -334,8 +334,12 @@ impl Connection {
             return PROMPT_ACK_PKTS;
         }
         let half_in_flight = f64::from(speed) * self.rtt.rtt().as_secs_f64() / 2.0;
-        let pkts =
+        let mut pkts =
             (half_in_flight as u32).clamp(GSO_PROMPT_ACK_PKTS, self.gso_max_prompt_ack_pkts());
+        if self.ack_period() > SYN {
+            // Spaced ACKs: the sender's window covers a whole period's packets.
+            pkts = pkts.max(sparse_acks::PERIOD_PKTS);
+        }
         self.rcv
             .short_flight_pkts
             .map_or(pkts, |short| pkts.min(short))
@@ -374,7 +378,7 @@ impl Connection {
 
     /// The arrival speed that sizes prompt ACKs: the one last reported, from a GSO peer held
     /// to the counted speed (see [`Self::prompt_ack_gap`]).
-    fn prompt_ack_speed(&self) -> u32 {
+    pub(super) fn prompt_ack_speed(&self) -> u32 {
         let reported = self.rcv.reported_speed_pkts;
         if self.gso_peer() {
             self.rcv.counted.cap(reported)

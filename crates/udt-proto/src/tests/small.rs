@@ -577,3 +577,73 @@ fn a_small_receive_buffer_is_refilled_at_once() {
         }
     }
 }
+
+/// Hides from the connection that the wrapped controller sizes its windows for spaced ACKs
+/// (a [`Watched`] forwards no such claim): the same controller, acknowledged every SYN.
+#[derive(Debug)]
+struct Unspaced;
+
+impl Watcher for Unspaced {
+    fn name(&self) -> &'static str {
+        "unspaced"
+    }
+}
+
+#[derive(Debug)]
+struct UnspacedFactory(ModelFactory);
+
+impl ControllerFactory for UnspacedFactory {
+    fn build(&self) -> Box<dyn Controller> {
+        Box::new(Watched {
+            inner: self.0.build(),
+            watcher: Unspaced,
+        })
+    }
+    fn name(&self) -> &'static str {
+        "unspaced"
+    }
+}
+
+/// Between our peers, a receiver spaces its ACKs for a sender whose controller sizes its
+/// windows for it (`model`): on a 45 Mbit/s link (3,860 packets a second) one ACK per
+/// 128 packets would be 33 ms, so two SYNs apart, about 50 a second; and the flow keeps its
+/// pace (`congestion::sparse_acks`). The same `model` behind a wrapper that does not say so
+/// is acknowledged every 32 packets (prompt ACKs; behind the threaded runtime's holds, at
+/// its 10 ms timer). A 1 ms path with a 128 KiB queue, as the veth pair's `tbf`.
+#[test]
+fn gso_peers_space_acks_for_a_sender_that_sizes_for_them() {
+    let rtt = Duration::from_millis(1);
+    let queue = 128 << 10;
+    let settled = |sender: &ConnectionConfig| {
+        let run = |seconds| {
+            let receiver = ConnectionConfig::default();
+            let ext = Capabilities::GSO;
+            let r = bulk_flow_queued(
+                45_000_000,
+                rtt,
+                queue,
+                seconds,
+                ext,
+                sender.clone(),
+                receiver,
+            );
+            (r.packets_received, r.acks_sent)
+        };
+        let ((early_pkts, early_acks), (all_pkts, all_acks)) = (run(3), run(8));
+        ((all_pkts - early_pkts) / 5, (all_acks - early_acks) / 5)
+    };
+    let mut spaced = ConnectionConfig::default();
+    spaced.controller(Arc::new(ModelFactory::default()));
+    let mut unspaced = ConnectionConfig::default();
+    unspaced.controller(Arc::new(UnspacedFactory(ModelFactory::default())));
+    let ((pkts, acks), (pkts_syn, acks_syn)) = (settled(&spaced), settled(&unspaced));
+    println!(
+        "model at 45 Mbit/s, 1 ms, GSO peers, seconds 3-8: spaced {pkts} packets/s, {acks} ACKs/s; every SYN {pkts_syn} packets/s, {acks_syn} ACKs/s"
+    );
+    assert!(acks <= 60, "{acks} ACKs a second, spaced");
+    assert!(acks_syn >= 90, "{acks_syn} ACKs a second, every SYN");
+    assert!(
+        pkts as f64 >= 0.98 * pkts_syn as f64,
+        "spaced {pkts} packets a second against {pkts_syn}"
+    );
+}

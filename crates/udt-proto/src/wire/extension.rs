@@ -47,6 +47,14 @@ impl Capabilities {
     /// This side receives with `UDP_GRO` (coalesced datagrams, split again by its runtime).
     /// Informational.
     pub const GRO: Self = Self(1 << 1);
+    /// This side's receiver spaces its ACKs by the arrival speed, up to two SYNs apart, for
+    /// a peer that announces [`Self::SPARSE_ACK_SENDER`]
+    /// ([`sparse_acks`](crate::congestion::sparse_acks)). Announced by the connection itself.
+    pub const ACK_SPACING: Self = Self(1 << 2);
+    /// This side's sender sizes its windows for spaced ACKs: its congestion controller says
+    /// so ([`Controller::sizes_for_sparse_acks`](crate::congestion::Controller::sizes_for_sparse_acks)).
+    /// Announced by the connection itself.
+    pub const SPARSE_ACK_SENDER: Self = Self(1 << 3);
 
     /// Whether every bit of `other` is set.
     pub const fn contains(self, other: Self) -> bool {
