@@ -262,7 +262,6 @@ impl CountedSpeed {
     }
 
     /// Packets per second over the last whole period; 0 before the first one ends.
-    #[cfg(test)]
     pub(crate) fn speed_pkts(&self) -> u32 {
         self.speed_pkts
     }

@@ -997,16 +997,23 @@ impl Connection {
     }
 
     /// The receiver's ACK timer period: UDT's [`SYN`], or to a sender that asked for spaced
-    /// ACKs the time [`sparse_acks::PERIOD_PKTS`](crate::congestion::sparse_acks::PERIOD_PKTS)
-    /// take at the arrival speed, up to two SYNs ([`crate::congestion::sparse_acks`]). A
-    /// controller may ask for ACKs more often than SYN (4.11 `setACKTimer`), and gets that;
-    /// asking for SYN or more leaves the rule (4.11's native controller asks for SYN, the
-    /// default it always had).
+    /// ACKs, once data has flowed for [`sparse_acks::SETTLE`](crate::congestion::sparse_acks::SETTLE)
+    /// and [`Self::reads_may_wait`] (a `model` sender's start-up times delivery by our
+    /// ACKs), the time
+    /// [`sparse_acks::PERIOD_PKTS`](crate::congestion::sparse_acks::PERIOD_PKTS) take at
+    /// the higher of the arrival speed and that count, taken
+    /// [`sparse_acks::RECEIVER_SPEED_MARGIN`](crate::congestion::sparse_acks::RECEIVER_SPEED_MARGIN)
+    /// faster, up to two SYNs ([`crate::congestion::sparse_acks`]). A controller may ask
+    /// for ACKs more often than SYN (4.11 `setACKTimer`), and gets that; asking for SYN or
+    /// more leaves the rule (4.11's native controller asks for SYN, the default it always
+    /// had).
     pub fn ack_period(&self) -> Duration {
+        use crate::congestion::sparse_acks;
         match self.cc.ack_period() {
             Some(p) if p < SYN => p,
-            _ if self.spaces_acks() => {
-                crate::congestion::sparse_acks::period_at(f64::from(self.prompt_ack_speed()))
+            _ if self.spaces_acks() && self.spacing_settled() => {
+                let speed = self.prompt_ack_speed().max(self.rcv.counted.speed_pkts());
+                sparse_acks::period_at(f64::from(speed) * sparse_acks::RECEIVER_SPEED_MARGIN)
             }
             _ => SYN,
         }

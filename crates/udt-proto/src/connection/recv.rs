@@ -359,6 +359,14 @@ impl Connection {
         self.data_span().is_none_or(|span| span >= settle)
     }
 
+    /// Whether data has flowed long enough for spaced ACKs (see [`Self::ack_period`]).
+    pub(super) fn spacing_settled(&self) -> bool {
+        self.reads_may_wait()
+            && self
+                .data_span()
+                .is_some_and(|span| span >= sparse_acks::SETTLE)
+    }
+
     /// How long data has flowed: from the first arrival to the latest (`None` before any).
     fn data_span(&self) -> Option<Duration> {
         let (first, last) = self.rcv.first_data_at.zip(self.rcv.last_data_at)?;
