@@ -219,7 +219,8 @@ pub trait Controller: Send + fmt::Debug {
     fn send_period(&self) -> Duration;
     /// Whether this controller sizes its windows for ACKs up to [`sparse_acks::MAX_PERIOD`]
     /// apart (see [`sparse_acks`]): the connection then announces it, and a receiver of ours
-    /// spaces its ACKs by the arrival speed. Read once, when the announcement goes out.
+    /// spaces its ACKs by the arrival speed. Read when the announcement goes out and when
+    /// the peer's arrives; it should not change over a connection.
     fn sizes_for_sparse_acks(&self) -> bool {
         false
     }
