@@ -954,6 +954,8 @@ mod tests {
             hold_for(true, 32, short_path, slow, MAX_RATE_HOLD),
             Some(MAX_RATE_HOLD)
         );
+        // A connection that spaces its ACKs 20 ms apart: the hold reaches its next ACK.
+        assert_eq!(hold_for(true, 32, short_path, slow, ms(20)), Some(ms(20)));
         // 1 Gbit/s: 88 datagrams a millisecond; 128 take ~1.5 ms, more than a quarter of
         // a 4 ms RTT but less than a 200 ms path's own hold.
         let fast = stream(88, ms(1));

@@ -1738,7 +1738,7 @@ impl ModelBased {
 
     /// How long the peer's receiver lets data wait for an ACK: [`SYN`], or with spaced ACKs
     /// ([`super::sparse_acks`]) once start-up has filled the path (the receiver spaces them
-    /// only once the flow is steady) the period it reckons from its arrival speed, for which
+    /// only after a second of data) the period it reckons from its arrival speed, for which
     /// the estimate stands in here (the receiver reckons with a margin, so that it spaces
     /// them no further than this). Reckoned during start-up from its low early estimate,
     /// the period's larger windows overfilled the queue (1,524 losses in a 200 Mbit/s flow
