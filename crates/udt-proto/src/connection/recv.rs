@@ -336,9 +336,11 @@ impl Connection {
         let half_in_flight = f64::from(speed) * self.rtt.rtt().as_secs_f64() / 2.0;
         let mut pkts =
             (half_in_flight as u32).clamp(GSO_PROMPT_ACK_PKTS, self.gso_max_prompt_ack_pkts());
-        if self.ack_period() > SYN {
-            // Spaced ACKs: the sender's window covers a whole period's packets.
-            pkts = pkts.max(sparse_acks::PERIOD_PKTS);
+        // Spaced ACKs: the sender's window covers a whole period's packets. Once per packet,
+        // so the period (a controller call and the speed's arithmetic) is only worked out
+        // when the count is below it: settled fast flows count 128 already.
+        if pkts < sparse_acks::PERIOD_PKTS && self.ack_period() > SYN {
+            pkts = sparse_acks::PERIOD_PKTS;
         }
         self.rcv
             .short_flight_pkts
