@@ -5,8 +5,9 @@
 # runs that binary, alternating which goes first, so the two builds meet the same machine.
 # Each run holds /tmp/udt-bench.lock (flock -x).
 #
-# Prints per run and cell: goodput and retransmitted / lost packets; then the medians per
-# build and cell.
+# Prints per run and cell: goodput, retransmitted / lost packets, and both processes' CPU
+# seconds per GiB received (`udt perf --json`: each end's getrusage; the emulator's threads
+# are not counted); then the medians per build and cell.
 #
 #   RATE=1gbit CELLS="0/0 0/1% 10ms/0" UDT_BASE=/tmp/udt-old scripts/bench-lab-cells.sh [RUNS=2] [SECS=8] [CC=model]
 set -euo pipefail
@@ -41,12 +42,12 @@ for_each_build "$RUNS" run
 python3 - "$OUT" "$RUNS" "$CELLS" "${BUILDS[@]}" <<'PY'
 import json, statistics, sys
 out, runs, cells, builds = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
-print("| cell (RTT/loss) | build | goodput Mbit/s per run | retransmitted / lost per run |")
-print("|---|---|---|---|")
+print("| cell (RTT/loss) | build | goodput Mbit/s per run | retransmitted / lost per run | CPU-s/GiB per run |")
+print("|---|---|---|---|---|")
 medians = []
 for cell in cells:
     for b in builds:
-        rates, losses = [], []
+        rates, losses, cpus = [], [], []
         for r in range(1, runs + 1):
             try:
                 d = json.load(open(f"{out}/{b}-{r}-{cell.replace('/', '_')}.json"))
@@ -55,12 +56,19 @@ for cell in cells:
                 losses.append("failed")
                 continue
             rates.append(d["goodput_bps"] / 1e6)
+            gib = d["bytes"] / 2**30
+            if gib > 0:
+                cpus.append((d["sender_cpu_seconds"] + d["receiver_cpu_seconds"]) / gib)
             losses.append(f"{d['retransmitted_packets']} / {d['lost_packets']}")
         shown = ", ".join("failed" if x is None else f"{x:.0f}" for x in rates)
-        print(f"| {cell} | {b} | {shown} | {', '.join(losses)} |")
+        cpu = ", ".join(f"{x:.2f}" for x in cpus)
+        print(f"| {cell} | {b} | {shown} | {', '.join(losses)} | {cpu} |")
         ok = [x for x in rates if x is not None]
         if ok:
-            medians.append(f"- {cell} {b}: median {statistics.median(ok):.0f} Mbit/s")
+            line = f"- {cell} {b}: median {statistics.median(ok):.0f} Mbit/s"
+            if cpus:
+                line += f", {statistics.median(cpus):.2f} CPU-s/GiB"
+            medians.append(line)
 print()
 print("\n".join(medians))
 PY

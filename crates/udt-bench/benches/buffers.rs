@@ -72,6 +72,30 @@ fn recv_buffer(c: &mut Criterion) {
             black_box(buf.readable_bytes())
         });
     });
+    // The same packets copied in (as a sealed packet or a lone datagram is) and read out as
+    // chunks (`read_chunks`, what `udt perf` reads with).
+    group.bench_function("insert_ack_read_chunks_16MiB", |b| {
+        let mut chunks = Vec::new();
+        b.iter(|| {
+            let isn = SeqNumber::new(SeqNumber::MAX - 1_000);
+            let mut buf = RecvBuffer::new(Mode::Stream, WINDOW_PKTS, isn);
+            let meta = PacketMeta::solo(MsgNumber::FIRST, false);
+            let mut seq = isn;
+            let mut read = 0;
+            for i in 0..packets {
+                buf.insert(seq, meta, &payload);
+                seq = seq.next();
+                if (i + 1) % ACK_EVERY == 0 || i + 1 == packets {
+                    buf.set_ack_point(seq);
+                    while buf.read_chunks(&mut chunks, 1 << 20) > 0 {
+                        read += chunks.iter().map(|c| c.len()).sum::<usize>();
+                        chunks.clear();
+                    }
+                }
+            }
+            black_box(read)
+        });
+    });
     group.finish();
 }
 

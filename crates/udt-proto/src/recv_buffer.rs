@@ -5,11 +5,13 @@
 //! consumed), the *ACK point* (everything before it was acknowledged and is deliverable; the
 //! connection moves it when it sends a numbered ACK) and the window end (ACK point +
 //! available slots). Slots live in a ring indexed by offset from the read position, created
-//! as packets arrive; payload `Vec`s are recycled through a small pool, so steady-state
-//! traffic allocates nothing and an idle connection holds almost nothing. A packet that
-//! arrived in a buffer the runtime lends ([`RecvBuffer::insert_shared`]) is kept as a slice
-//! of it instead of copied: the runtime reads whole GRO trains into reference-counted
-//! buffers, so the payload's one copy is the reader's.
+//! as packets arrive. A packet that arrived in a buffer the runtime lends
+//! ([`RecvBuffer::insert_shared`]) is kept as a slice of it instead of copied: the runtime
+//! reads whole GRO trains into reference-counted buffers, so the payload's one copy is the
+//! reader's. Any other packet (a lone datagram, a decrypted one) is copied into the current
+//! arena, a shared buffer of [`ARENA_BYTES`] that successive copies fill, and kept as a slice
+//! of that: a reader that takes chunks ([`RecvBuffer::read_chunks`]) then gets every packet
+//! without another copy, and an arena is freed once the last of its packets is read.
 //!
 //! Message mode (§7): a message is delivered only whole. In-order (O = 1) messages come from
 //! the acknowledged region, in sequence order; out-of-order (O = 0) messages are delivered as
@@ -23,7 +25,6 @@
 #![cfg_attr(not(feature = "internals"), allow(unreachable_pub, dead_code))]
 
 use std::collections::{BTreeMap, VecDeque};
-use std::ops::Deref;
 
 use bytes::{Bytes, BytesMut};
 
@@ -71,7 +72,9 @@ pub struct RecvBuffer {
     /// complete there (message mode); kept up to date by [`Self::clean_front`].
     front_msg_pkts: Option<usize>,
     unordered: Unordered,
-    pool: Vec<Vec<u8>>,
+    /// Where copied packets go (see the module docs): its spare capacity is what the next
+    /// ones fill; what it handed out lives on in the slots' slices.
+    arena: BytesMut,
 }
 
 #[derive(Debug)]
@@ -79,29 +82,12 @@ enum Slot {
     /// Not received (yet), or a hole a drop request left.
     Empty,
     Filled {
-        data: Payload,
+        /// The payload: a slice of the runtime's buffer it arrived in, or of an arena.
+        data: Bytes,
         meta: PacketMeta,
     },
     /// Delivered out of order or dropped: counts as received, holds nothing.
     Consumed,
-}
-
-/// A stored payload: copied into a pooled `Vec`, or a slice of the buffer it arrived in.
-#[derive(Debug)]
-enum Payload {
-    Own(Vec<u8>),
-    Shared(Bytes),
-}
-
-impl Deref for Payload {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            Self::Own(v) => v,
-            Self::Shared(b) => b,
-        }
-    }
 }
 
 /// Completion tracking for out-of-order messages, so finding one is not a buffer scan.
@@ -119,8 +105,10 @@ struct Progress {
     last: Option<SeqNumber>,
 }
 
-/// Freed payload buffers kept for reuse.
-const POOL_MAX: usize = 512;
+/// The size of an arena for copied packets (see the module docs): some 45 full packets, so
+/// that an allocation serves many, while a packet left unread long (behind a hole, in an
+/// unfinished message) keeps at most this much alive.
+const ARENA_BYTES: usize = 64 << 10;
 
 impl RecvBuffer {
     /// An empty buffer of `capacity_pkts` slots expecting `isn` first.
@@ -136,7 +124,7 @@ impl RecvBuffer {
             filled: 0,
             front_msg_pkts: None,
             unordered: Unordered::default(),
-            pool: Vec::new(),
+            arena: BytesMut::new(),
         }
     }
 
@@ -171,15 +159,9 @@ impl RecvBuffer {
         if !matches!(self.slots[index], Slot::Empty) {
             return Insert::Duplicate;
         }
-        let data = match owner.and_then(|o| slice_within(o, payload)) {
-            Some(shared) => Payload::Shared(shared),
-            None => {
-                let mut data = self.pool.pop().unwrap_or_default();
-                data.clear();
-                data.extend_from_slice(payload);
-                Payload::Own(data)
-            }
-        };
+        let data = owner
+            .and_then(|o| slice_within(o, payload))
+            .unwrap_or_else(|| self.copy_in(payload));
         self.slots[index] = Slot::Filled { data, meta };
         self.filled += 1;
         if self.mode == Mode::Message && !meta.in_order {
@@ -281,14 +263,21 @@ impl RecvBuffer {
         copied
     }
 
+    /// A copy of `payload` in the current arena, which is replaced by a fresh one when it has
+    /// no room left (see the module docs).
+    fn copy_in(&mut self, payload: &[u8]) -> Bytes {
+        if self.arena.capacity() < payload.len() {
+            self.arena = BytesMut::with_capacity(ARENA_BYTES.max(payload.len()));
+        }
+        self.arena.extend_from_slice(payload);
+        self.arena.split().freeze()
+    }
+
     /// Stream mode: moves up to `max` acknowledged bytes into `out` without copying them, as
-    /// slices of the buffers they arrived in. Packets that were copied on arrival (sealed
-    /// ones, short trains) are copied once more, together, into one new buffer per run of
-    /// them: their `Vec`s stay in the pool, which handing each over would empty. Returns the
-    /// bytes moved.
+    /// slices of the buffers they arrived in (the runtime's, or an arena). Returns the bytes
+    /// moved.
     pub fn read_chunks(&mut self, out: &mut Vec<Bytes>, max: usize) -> usize {
         let mut moved = 0;
-        let mut copied = BytesMut::new();
         while self.acked > 0 && moved < max {
             let Some(Slot::Filled { data, .. }) = self.slots.front() else {
                 self.pop_front();
@@ -297,18 +286,7 @@ impl RecvBuffer {
             let start = self.front_read.min(data.len());
             let n = (data.len() - start).min(max - moved);
             let ends_packet = start + n == data.len();
-            match data {
-                Payload::Shared(b) => {
-                    flush_copied(&mut copied, out);
-                    out.push(b.slice(start..start + n));
-                }
-                Payload::Own(v) => {
-                    if copied.capacity() == 0 {
-                        copied.reserve((max - moved).min(self.readable_bytes));
-                    }
-                    copied.extend_from_slice(&v[start..start + n]);
-                }
-            }
+            out.push(data.slice(start..start + n));
             self.front_read += n;
             self.readable_bytes -= n;
             if ends_packet {
@@ -316,7 +294,6 @@ impl RecvBuffer {
             }
             moved += n;
         }
-        flush_copied(&mut copied, out);
         moved
     }
 
@@ -405,7 +382,6 @@ impl RecvBuffer {
             if self.mode == Mode::Message && !meta.in_order {
                 self.unordered.progress.remove(&meta.msg.value());
             }
-            self.recycle(data);
         }
         self.front_read = 0;
     }
@@ -424,17 +400,6 @@ impl RecvBuffer {
                 self.front_read = 0;
             }
             self.filled -= 1;
-            self.recycle(data);
-        }
-    }
-
-    /// Keeps a copied payload's `Vec` for the next arrival; a shared one is let go, so its
-    /// buffer returns to the runtime once the rest of its train is read too.
-    fn recycle(&mut self, data: Payload) {
-        if let Payload::Own(data) = data {
-            if self.pool.len() < POOL_MAX {
-                self.pool.push(data);
-            }
         }
     }
 
@@ -522,13 +487,6 @@ impl RecvBuffer {
             }
         }
         (copied, total)
-    }
-}
-
-/// Hands over what [`RecvBuffer::read_chunks`] gathered so far, keeping stream order.
-fn flush_copied(copied: &mut BytesMut, out: &mut Vec<Bytes>) {
-    if !copied.is_empty() {
-        out.push(copied.split().freeze());
     }
 }
 

@@ -376,9 +376,10 @@ fn chunks_hand_over_the_stream_without_copying_shared_packets() {
     assert!(owner.is_unique());
 }
 
-/// Copied packets in a row come out gathered in one chunk, and their `Vec`s stay pooled.
+/// Copied packets (lone datagrams, decrypted ones) go into one arena, back to back, and are
+/// read out as slices of it: no second copy for a reader of chunks.
 #[test]
-fn chunks_gather_copied_packets_and_keep_their_vecs() {
+fn copied_packets_share_an_arena_that_chunks_hand_over() {
     let mut buf = RecvBuffer::new(Mode::Stream, 16, s(0));
     for (i, fill) in [1u8, 2, 3].into_iter().enumerate() {
         buf.insert(s(i as u32), stream_meta(), &[fill; 10]);
@@ -386,22 +387,45 @@ fn chunks_gather_copied_packets_and_keep_their_vecs() {
     buf.set_ack_point(s(3));
     let mut out = Vec::new();
     assert_eq!(buf.read_chunks(&mut out, 25), 25);
-    assert_eq!(out.len(), 1);
-    assert_eq!(
-        &out[0][..],
-        [[1u8; 10], [2; 10]]
-            .concat()
-            .iter()
-            .chain(&[3; 5])
-            .copied()
-            .collect::<Vec<u8>>()
-    );
-    assert_eq!(
-        buf.pool.len(),
-        2,
-        "the two packets read whole gave back their Vecs"
-    );
     assert_eq!(buf.read_chunks(&mut out, 25), 5);
-    assert_eq!(&out[1][..], [3u8; 5]);
-    assert_eq!(buf.pool.len(), 3);
+    let lens: Vec<usize> = out.iter().map(Bytes::len).collect();
+    assert_eq!(lens, [10, 10, 5, 5]);
+    let stream: Vec<u8> = out.concat();
+    assert_eq!(stream, [[1u8; 10], [2; 10], [3; 10]].concat());
+    let base = out[0].as_ptr() as usize;
+    let offsets: Vec<usize> = out.iter().map(|c| c.as_ptr() as usize - base).collect();
+    assert_eq!(offsets, [0, 10, 20, 25], "one arena, packets back to back");
+}
+
+/// A full arena is replaced, not grown: packets already handed out keep theirs, and a
+/// payload larger than an arena gets one of its own size.
+#[test]
+fn a_full_arena_is_replaced_by_a_fresh_one() {
+    let mut buf = RecvBuffer::new(Mode::Stream, 256, s(0));
+    let packet = [9u8; 1456];
+    let fit = ARENA_BYTES / packet.len();
+    for i in 0..=fit {
+        buf.insert(s(i as u32), stream_meta(), &packet);
+    }
+    let big = vec![4u8; ARENA_BYTES + 1];
+    buf.insert(s(fit as u32 + 1), stream_meta(), &big);
+    buf.set_ack_point(s(fit as u32 + 2));
+    let mut out = Vec::new();
+    let total = (fit + 1) * packet.len() + big.len();
+    assert_eq!(buf.read_chunks(&mut out, usize::MAX), total);
+    let base = out[0].as_ptr() as usize;
+    let last_of_first = out[fit - 1].as_ptr() as usize;
+    assert_eq!(
+        last_of_first - base,
+        (fit - 1) * packet.len(),
+        "the first arena"
+    );
+    let next = out[fit].as_ptr() as usize;
+    assert!(
+        next < base || next >= base + ARENA_BYTES,
+        "the packet that did not fit is in another arena"
+    );
+    assert_eq!(out[fit + 1].len(), ARENA_BYTES + 1);
+    assert!(out[..=fit].iter().all(|c| c[..] == packet[..]));
+    assert!(out[fit + 1].iter().all(|&b| b == 4));
 }
