@@ -11,7 +11,8 @@
 //! reader's. Any other packet (a lone datagram, a decrypted one) is copied into the current
 //! arena, a shared buffer of [`ARENA_BYTES`] that successive copies fill, and kept as a slice
 //! of that: a reader that takes chunks ([`RecvBuffer::read_chunks`]) then gets every packet
-//! without another copy, and an arena is freed once the last of its packets is read.
+//! without another copy, and an arena is freed once the last of its packets is read. An
+//! empty buffer keeps no arena, so an idle connection holds almost nothing.
 //!
 //! Message mode (§7): a message is delivered only whole. In-order (O = 1) messages come from
 //! the acknowledged region, in sequence order; out-of-order (O = 0) messages are delivered as
@@ -273,6 +274,14 @@ impl RecvBuffer {
         self.arena.split().freeze()
     }
 
+    /// Lets the arena go once no packet is held, so that an idle connection keeps no arena
+    /// (the memory is freed when the reader drops the last chunk it was handed).
+    fn release_arena_if_empty(&mut self) {
+        if self.filled == 0 {
+            self.arena = BytesMut::new();
+        }
+    }
+
     /// Stream mode: moves up to `max` acknowledged bytes into `out` without copying them, as
     /// slices of the buffers they arrived in (the runtime's, or an arena). Returns the bytes
     /// moved.
@@ -379,6 +388,7 @@ impl RecvBuffer {
                 self.readable_bytes -= data.len().saturating_sub(self.front_read);
             }
             self.filled -= 1;
+            self.release_arena_if_empty();
             if self.mode == Mode::Message && !meta.in_order {
                 self.unordered.progress.remove(&meta.msg.value());
             }
@@ -400,6 +410,7 @@ impl RecvBuffer {
                 self.front_read = 0;
             }
             self.filled -= 1;
+            self.release_arena_if_empty();
         }
     }
 

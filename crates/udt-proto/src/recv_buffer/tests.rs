@@ -395,6 +395,9 @@ fn copied_packets_share_an_arena_that_chunks_hand_over() {
     let base = out[0].as_ptr() as usize;
     let offsets: Vec<usize> = out.iter().map(|c| c.as_ptr() as usize - base).collect();
     assert_eq!(offsets, [0, 10, 20, 25], "one arena, packets back to back");
+    assert_eq!(buf.arena.capacity(), 0, "an empty buffer keeps no arena");
+    buf.insert(s(3), stream_meta(), &[4; 10]);
+    assert!(buf.arena.capacity() > 0);
 }
 
 /// A full arena is replaced, not grown: packets already handed out keep theirs, and a
