@@ -72,7 +72,7 @@ fn recv_buffer(c: &mut Criterion) {
             black_box(buf.readable_bytes())
         });
     });
-    // The same packets copied in (as a sealed packet or a lone datagram is) and read out as
+    // The same packets copied in (as a datagram the runtime does not lend is) and read out as
     // chunks (`read_chunks`, what `udt perf` reads with).
     group.bench_function("insert_ack_read_chunks_16MiB", |b| {
         let mut chunks = Vec::new();

@@ -8,11 +8,12 @@
 //! as packets arrive. A packet that arrived in a buffer the runtime lends
 //! ([`RecvBuffer::insert_shared`]) is kept as a slice of it instead of copied: the runtime
 //! reads whole GRO trains into reference-counted buffers, so the payload's one copy is the
-//! reader's. Any other packet (a lone datagram, a decrypted one) is copied into the current
-//! arena, a shared buffer of [`ARENA_BYTES`] that successive copies fill, and kept as a slice
-//! of that: a reader that takes chunks ([`RecvBuffer::read_chunks`]) then gets every packet
-//! without another copy, and an arena is freed once the last of its packets is read. An
-//! empty buffer keeps no arena, so an idle connection holds almost nothing.
+//! reader's. Any other packet (one the runtime did not lend: a lone datagram, a short
+//! train's) is copied into the current arena, a shared buffer of [`ARENA_BYTES`] that
+//! successive copies fill, and kept as a slice of that: a reader that takes chunks
+//! ([`RecvBuffer::read_chunks`]) then gets every packet without another copy, and an arena
+//! is freed once the last of its packets is read. An empty buffer keeps no arena, so an
+//! idle connection holds almost nothing.
 //!
 //! Message mode (§7): a message is delivered only whole. In-order (O = 1) messages come from
 //! the acknowledged region, in sequence order; out-of-order (O = 0) messages are delivered as

@@ -376,7 +376,7 @@ fn chunks_hand_over_the_stream_without_copying_shared_packets() {
     assert!(owner.is_unique());
 }
 
-/// Copied packets (lone datagrams, decrypted ones) go into one arena, back to back, and are
+/// Copied packets (datagrams the runtime did not lend) go into one arena, back to back, and are
 /// read out as slices of it: no second copy for a reader of chunks.
 #[test]
 fn copied_packets_share_an_arena_that_chunks_hand_over() {
