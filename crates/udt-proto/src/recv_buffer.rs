@@ -9,7 +9,7 @@
 //! ([`RecvBuffer::insert_shared`]) is kept as a slice of it instead of copied: the runtime
 //! reads whole GRO trains into reference-counted buffers, so the payload's one copy is the
 //! reader's. Any other packet (one the runtime did not lend: a lone datagram, a short
-//! train's) is copied into the current arena, a shared buffer of [`ARENA_BYTES`] that
+//! train's) is copied into the current arena, a shared buffer of 64 KiB that
 //! successive copies fill, and kept as a slice of that: a reader that takes chunks
 //! ([`RecvBuffer::read_chunks`]) then gets every packet without another copy, and an arena
 //! is freed once the last of its packets is read. An empty buffer keeps no arena, so an
