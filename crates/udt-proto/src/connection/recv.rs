@@ -34,14 +34,13 @@ use crate::timers::Timer;
 use crate::wire::{AckDetails, AckRates, AckRepr, ControlBody, DataRepr, NakRepr, SeqRange};
 
 /// The most readable bytes a stream reader is left to gather in the middle of a write
-/// (see `reader_worth_waking`): 8 ms at 1 Gbit/s. Each wake-up costs the reading thread a
-/// context switch and the I/O thread a futex call, whatever it brings: at 256 KiB a reader
-/// at 1 Gbit/s on the shaped veth pair switched ~300 times a second and spent 8-9 ms a
-/// second; at 1 MiB, ~115 times and 5-5.5 ms (BENCHMARKS.md, session 90).
-const READ_WAKE_MAX_BYTES: usize = 1 << 20;
+/// (see `reader_worth_waking`): 2 ms at 1 Gbit/s. 1 MiB cut a `udt perf` reader's wake-ups
+/// at 1 Gbit/s from ~300 to ~115 a second (3-4 ms of CPU a second), but `udt cp`'s
+/// receiver, which copies what it reads, spent 0.99-1.18x the CPU per GiB at 4 Gbit/s in
+/// eight paired comparisons, seven of them above 1 (BENCHMARKS.md, session 90).
+const READ_WAKE_MAX_BYTES: usize = 256 << 10;
 /// The longest a stream reader is left unwoken with data readable in the middle of a write
-/// (see `reader_worth_waking`): about what 256 KiB take at 45 Mbit/s, so that a slow
-/// stream still reaches its reader a few times per buffer.
+/// (see `reader_worth_waking`): about what [`READ_WAKE_MAX_BYTES`] take at 45 Mbit/s.
 const READ_WAKE_AGE: Duration = Duration::from_millis(50);
 /// Light ACK cadence in packets (4.11).
 const LIGHT_ACK_PKTS: u32 = 64;
