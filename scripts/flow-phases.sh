@@ -24,32 +24,11 @@ CC=${CC:-model}
 # shellcheck source=lib/builds.sh
 source scripts/lib/builds.sh
 udt_binary
-OUT=$(mktemp -d)
-NS_A=udt-phases-a-$$
-NS_B=udt-phases-b-$$
-cleanup() {
-  ip netns del "$NS_A" 2>/dev/null || true
-  ip netns del "$NS_B" 2>/dev/null || true
-  rm -rf "$OUT"
-}
-trap cleanup EXIT
 # shellcheck source=lib/shaped.sh
 source scripts/lib/shaped.sh
-exec 9>/tmp/udt-bench.lock
-flock -x 9
-shaped_pair "$NS_A" "$NS_B" 10.71.0 "$RATE"
-ip netns exec "$NS_A" "$UDT" perf -s -1 -B 10.71.0.1 -p 5993 >/dev/null 2>&1 &
-SERVER=$!
-sleep 0.3
+shaped_scratch udt-phases
 # shellcheck disable=SC2086 # EXTRA is a list of options
-ip netns exec "$NS_B" "$UDT" perf -c 10.71.0.1 -p 5993 -t "$SECS" --cc "$CC" ${EXTRA:-} --json \
-  >"$OUT/client.json" 2>"$OUT/client.err" &
-CLIENT=$!
-# `ip netns exec` runs the program as its child (or becomes it): sample the program.
-sleep 0.05
-program() { pgrep -P "$1" | head -1 || true; }
-RECV=$(program "$SERVER"); RECV=${RECV:-$SERVER}
-SEND=$(program "$CLIENT"); SEND=${SEND:-$CLIENT}
+shaped_perf_flow 10.71.0 "$RATE" -t "$SECS" --cc "$CC" ${EXTRA:-}
 python3 - "$RECV" "$SEND" "$INTERVAL" >"$OUT/phases" <<'PY' &
 import os, sys, time
 

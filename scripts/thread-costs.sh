@@ -28,33 +28,12 @@ python3 -c "import sys; f, t, s = map(float, sys.argv[1:]); sys.exit(not 0 <= f 
 # shellcheck source=lib/builds.sh
 source scripts/lib/builds.sh
 udt_binary
-OUT=$(mktemp -d)
-NS_A=udt-threads-a-$$
-NS_B=udt-threads-b-$$
-cleanup() {
-  ip netns del "$NS_A" 2>/dev/null || true
-  ip netns del "$NS_B" 2>/dev/null || true
-  rm -rf "$OUT"
-}
-trap cleanup EXIT
 # shellcheck source=lib/shaped.sh
 source scripts/lib/shaped.sh
-exec 9>/tmp/udt-bench.lock
-flock -x 9
-shaped_pair "$NS_A" "$NS_B" 10.70.0 "$RATE"
-ip netns exec "$NS_A" "$UDT" perf -s -1 -B 10.70.0.1 -p 5993 >/dev/null 2>&1 &
-SERVER=$!
-sleep 0.3
+shaped_scratch udt-threads
 # shellcheck disable=SC2086 # EXTRA is a list of options
-ip netns exec "$NS_B" "$UDT" perf -c 10.70.0.1 -p 5993 -t "$SECS" --proto "$PROTO" --cc "$CC" \
-  ${EXTRA:-} --json >"$OUT/client.json" 2>"$OUT/client.err" &
-CLIENT=$!
+shaped_perf_flow 10.70.0 "$RATE" -t "$SECS" --proto "$PROTO" --cc "$CC" ${EXTRA:-}
 START=$(date +%s.%N)
-# `ip netns exec` runs the program as its child (or becomes it): sample the program.
-sleep 0.05
-program() { pgrep -P "$1" | head -1 || true; }
-RECV=$(program "$SERVER"); RECV=${RECV:-$SERVER}
-SEND=$(program "$CLIENT"); SEND=${SEND:-$CLIENT}
 # Each thread's CPU nanoseconds and context switches: "side tid name ns switches" lines.
 snapshot() {
   local side pid t
