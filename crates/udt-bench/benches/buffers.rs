@@ -49,6 +49,24 @@ fn send_buffer(c: &mut Criterion) {
     group.finish();
 }
 
+/// `packets` copies of `payload` inserted in order into a fresh stream buffer, acknowledged
+/// every [`ACK_EVERY`] and then handed to `drain`, which reads what is readable.
+fn stream_through(payload: &[u8], packets: u32, mut drain: impl FnMut(&mut RecvBuffer)) {
+    let isn = SeqNumber::new(SeqNumber::MAX - 1_000);
+    let mut buf = RecvBuffer::new(Mode::Stream, WINDOW_PKTS, isn);
+    let meta = PacketMeta::solo(MsgNumber::FIRST, false);
+    let mut seq = isn;
+    for i in 0..packets {
+        buf.insert(seq, meta, payload);
+        seq = seq.next();
+        if (i + 1) % ACK_EVERY == 0 || i + 1 == packets {
+            buf.set_ack_point(seq);
+            drain(&mut buf);
+        }
+    }
+    black_box(buf.readable_bytes());
+}
+
 fn recv_buffer(c: &mut Criterion) {
     let payload = vec![0xC3u8; PAYLOAD];
     let mut out = vec![0u8; 1 << 20];
@@ -56,44 +74,19 @@ fn recv_buffer(c: &mut Criterion) {
     let mut group = c.benchmark_group("recv_buffer");
     group.throughput(Throughput::Bytes(u64::from(packets) * PAYLOAD as u64));
     group.bench_function("insert_ack_read_16MiB", |b| {
-        b.iter(|| {
-            let isn = SeqNumber::new(SeqNumber::MAX - 1_000);
-            let mut buf = RecvBuffer::new(Mode::Stream, WINDOW_PKTS, isn);
-            let meta = PacketMeta::solo(MsgNumber::FIRST, false);
-            let mut seq = isn;
-            for i in 0..packets {
-                buf.insert(seq, meta, &payload);
-                seq = seq.next();
-                if (i + 1) % ACK_EVERY == 0 || i + 1 == packets {
-                    buf.set_ack_point(seq);
-                    while buf.read(&mut out) > 0 {}
-                }
-            }
-            black_box(buf.readable_bytes())
-        });
+        b.iter(|| stream_through(&payload, packets, |buf| while buf.read(&mut out) > 0 {}));
     });
     // The same packets copied in (as a datagram the runtime does not lend is) and read out as
     // chunks (`read_chunks`, what `udt perf` reads with).
     group.bench_function("insert_ack_read_chunks_16MiB", |b| {
         let mut chunks = Vec::new();
         b.iter(|| {
-            let isn = SeqNumber::new(SeqNumber::MAX - 1_000);
-            let mut buf = RecvBuffer::new(Mode::Stream, WINDOW_PKTS, isn);
-            let meta = PacketMeta::solo(MsgNumber::FIRST, false);
-            let mut seq = isn;
-            let mut read = 0;
-            for i in 0..packets {
-                buf.insert(seq, meta, &payload);
-                seq = seq.next();
-                if (i + 1) % ACK_EVERY == 0 || i + 1 == packets {
-                    buf.set_ack_point(seq);
-                    while buf.read_chunks(&mut chunks, 1 << 20) > 0 {
-                        read += chunks.iter().map(|c| c.len()).sum::<usize>();
-                        chunks.clear();
-                    }
+            stream_through(&payload, packets, |buf| {
+                while buf.read_chunks(&mut chunks, 1 << 20) > 0 {
+                    black_box(&chunks);
+                    chunks.clear();
                 }
-            }
-            black_box(read)
+            })
         });
     });
     group.finish();
