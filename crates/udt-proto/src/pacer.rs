@@ -203,10 +203,12 @@ impl Pacer {
         if slots == 0 {
             return;
         }
+        // Once per packet: the step is worked out once.
+        let step = period * slots;
         let schedule = self.schedule.max(now.saturating_sub(MAX_DEBT));
-        self.schedule = schedule + period * slots;
+        self.schedule = schedule + step;
         let catch_up = self.catch_up.max(now.saturating_sub(BURST));
-        self.catch_up = catch_up + period * slots / CATCH_UP_SPEED;
+        self.catch_up = catch_up + step / CATCH_UP_SPEED;
     }
 
     /// Nothing could be sent at `now` although the pacer allowed it: forgive the debt.

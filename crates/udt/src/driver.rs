@@ -38,7 +38,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use udt_proto::wire::Capabilities;
+use udt_proto::wire::{peek_dst_socket, Capabilities};
 use udt_proto::{Connection, Instant, Route, Sink, Transmit};
 
 use crate::deadlines::Deadlines;
@@ -275,6 +275,12 @@ impl Driver {
                 hand_over(&mut st.conn, first);
                 for d in datagrams.by_ref() {
                     self.received += 1;
+                    // Addressed to this live connection: where the endpoint would route it,
+                    // without its table lookup (a hash per datagram).
+                    if peek_dst_socket(d.data.bytes()) == Some(conn.id) {
+                        hand_over(&mut st.conn, d);
+                        continue;
+                    }
                     match self.out.route(&mut state, clock.now, &d) {
                         Route::Connection(id) if id == conn.id => hand_over(&mut st.conn, d),
                         Route::Done => {}

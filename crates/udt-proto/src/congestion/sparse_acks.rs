@@ -55,6 +55,14 @@ pub fn period_at(speed_pkts: f64) -> Duration {
     Duration::from_secs_f64(secs).max(SYN)
 }
 
+/// Whether [`period_at`] is longer than [`SYN`] for a flow of `speed_pkts` packets a
+/// second (slower than [`PERIOD_PKTS`] per SYN), without building the period.
+pub fn spaces_at(speed_pkts: f64) -> bool {
+    speed_pkts.is_finite()
+        && speed_pkts > 0.0
+        && f64::from(PERIOD_PKTS) / speed_pkts > SYN.as_secs_f64()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,6 +80,26 @@ mod tests {
         // From 12,800 a second (about 150 Mbit/s) on, UDT's own.
         assert_eq!(period_at(12_800.0), SYN);
         assert_eq!(period_at(100_000.0), SYN);
+    }
+
+    #[test]
+    fn spaces_at_says_whether_the_period_is_longer_than_syn() {
+        for speed in [
+            0.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            1.0,
+            3_860.0,
+            8_580.0,
+            12_799.0,
+            12_800.0,
+            9_600.0 * RECEIVER_SPEED_MARGIN,
+            12_801.0,
+            100_000.0,
+        ] {
+            assert_eq!(spaces_at(speed), period_at(speed) > SYN, "{speed}");
+        }
     }
 
     #[test]

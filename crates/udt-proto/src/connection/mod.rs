@@ -1008,15 +1008,33 @@ impl Connection {
     /// more leaves the rule (4.11's native controller asks for SYN, the default it always
     /// had).
     pub fn ack_period(&self) -> Duration {
-        use crate::congestion::sparse_acks;
         match self.cc.ack_period() {
             Some(p) if p < SYN => p,
-            _ if self.spaces_acks() && self.spacing_settled() => {
-                let speed = self.prompt_ack_speed().max(self.rcv.counted.speed_pkts());
-                sparse_acks::period_at(f64::from(speed) * sparse_acks::RECEIVER_SPEED_MARGIN)
-            }
-            _ => SYN,
+            _ => self
+                .spacing_speed()
+                .map_or(SYN, crate::congestion::sparse_acks::period_at),
         }
+    }
+
+    /// Whether [`Self::ack_period`] is longer than [`SYN`]: the same rule, without working
+    /// out the period (the receive path asks for every packet of a spaced flow).
+    pub(super) fn acks_spaced(&self) -> bool {
+        self.cc.ack_period().is_none_or(|p| p >= SYN)
+            && self
+                .spacing_speed()
+                .is_some_and(crate::congestion::sparse_acks::spaces_at)
+    }
+
+    /// The speed, in packets a second, that spaced ACKs are reckoned from (the higher of the
+    /// speed last reported and the counted one, taken
+    /// [`sparse_acks::RECEIVER_SPEED_MARGIN`](crate::congestion::sparse_acks::RECEIVER_SPEED_MARGIN)
+    /// faster), or `None` where this receiver keeps UDT's timing.
+    fn spacing_speed(&self) -> Option<f64> {
+        use crate::congestion::sparse_acks;
+        (self.spaces_acks() && self.spacing_settled()).then(|| {
+            let speed = self.prompt_ack_speed().max(self.rcv.counted.speed_pkts());
+            f64::from(speed) * sparse_acks::RECEIVER_SPEED_MARGIN
+        })
     }
 
     fn flight_pkts(&self) -> u32 {

@@ -297,6 +297,11 @@ impl Connection {
     /// its own (a third of a 45 Mbit/s receiver's). Other peers keep the rule (the
     /// simulator's fairness results move with any change to the ACK timing).
     pub(super) fn schedule_prompt_ack(&mut self, now: Instant) {
+        // Already due: nothing to bring forward. A train's packets after the one that made
+        // the ACK due all come here until it leaves at the end of their batch.
+        if self.timers.is_due(Timer::Ack, now) {
+            return;
+        }
         let gap = self.prompt_ack_gap();
         let mut due = self.rcv.last_numbered_ack.map_or(now, |t| t + gap);
         if self.gso_peer() && due <= now + gap / 4 {
@@ -336,13 +341,18 @@ impl Connection {
         if !self.gso_peer() {
             return PROMPT_ACK_PKTS;
         }
-        let half_in_flight = f64::from(speed) * self.rtt.rtt().as_secs_f64() / 2.0;
-        let mut pkts =
-            (half_in_flight as u32).clamp(GSO_PROMPT_ACK_PKTS, self.gso_max_prompt_ack_pkts());
+        // In integers: once per packet, and a float division was a percent of a 1 Gbit/s
+        // receiver.
+        let rtt_nanos = u64::try_from(self.rtt.rtt().as_nanos()).unwrap_or(u64::MAX);
+        let half_in_flight = u64::from(speed).saturating_mul(rtt_nanos) / 2_000_000_000;
+        let mut pkts = u32::try_from(half_in_flight)
+            .unwrap_or(u32::MAX)
+            .clamp(GSO_PROMPT_ACK_PKTS, self.gso_max_prompt_ack_pkts());
         // Spaced ACKs: the sender's window covers a whole period's packets. Once per packet,
-        // so the period (a controller call and the speed's arithmetic) is only worked out
-        // when the count is below it: settled fast flows count 128 already.
-        if pkts < sparse_acks::PERIOD_PKTS && self.ack_period() > SYN {
+        // so whether the period is longer than SYN (a controller call and the speed's
+        // arithmetic) is only asked when the count is below it: settled fast flows count
+        // 128 already.
+        if pkts < sparse_acks::PERIOD_PKTS && self.acks_spaced() {
             pkts = sparse_acks::PERIOD_PKTS;
         }
         self.rcv
