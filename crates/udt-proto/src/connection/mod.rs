@@ -1017,24 +1017,33 @@ impl Connection {
     }
 
     /// Whether [`Self::ack_period`] is longer than [`SYN`]: the same rule, without working
-    /// out the period (the receive path asks for every packet of a spaced flow).
+    /// out the period (the receive path asks for every packet of a flow whose prompt ACKs
+    /// are shorter than the period's packets). The speed first: a flow too fast for spaced
+    /// ACKs is told so without the other checks.
     pub(super) fn acks_spaced(&self) -> bool {
-        self.cc.ack_period().is_none_or(|p| p >= SYN)
-            && self
-                .spacing_speed()
-                .is_some_and(crate::congestion::sparse_acks::spaces_at)
+        crate::congestion::sparse_acks::spaces_at(self.spacing_speed_as_read())
+            && self.spacing_applies()
+            && self.cc.ack_period().is_none_or(|p| p >= SYN)
     }
 
-    /// The speed, in packets a second, that spaced ACKs are reckoned from (the higher of the
-    /// speed last reported and the counted one, taken
-    /// [`sparse_acks::RECEIVER_SPEED_MARGIN`](crate::congestion::sparse_acks::RECEIVER_SPEED_MARGIN)
-    /// faster), or `None` where this receiver keeps UDT's timing.
+    /// The speed, in packets a second, that spaced ACKs are reckoned from, or `None` where
+    /// this receiver keeps UDT's timing.
     fn spacing_speed(&self) -> Option<f64> {
-        use crate::congestion::sparse_acks;
-        (self.spaces_acks() && self.spacing_settled()).then(|| {
-            let speed = self.prompt_ack_speed().max(self.rcv.counted.speed_pkts());
-            f64::from(speed) * sparse_acks::RECEIVER_SPEED_MARGIN
-        })
+        self.spacing_applies().then(|| self.spacing_speed_as_read())
+    }
+
+    /// The higher of the speed last reported and the counted one, taken
+    /// [`sparse_acks::RECEIVER_SPEED_MARGIN`](crate::congestion::sparse_acks::RECEIVER_SPEED_MARGIN)
+    /// faster.
+    fn spacing_speed_as_read(&self) -> f64 {
+        let speed = self.prompt_ack_speed().max(self.rcv.counted.speed_pkts());
+        f64::from(speed) * crate::congestion::sparse_acks::RECEIVER_SPEED_MARGIN
+    }
+
+    /// Whether this receiver spaces its ACKs at all: its sender asked, and data has flowed
+    /// long enough.
+    fn spacing_applies(&self) -> bool {
+        self.spaces_acks() && self.spacing_settled()
     }
 
     fn flight_pkts(&self) -> u32 {
