@@ -901,6 +901,66 @@ mod tests {
         }
     }
 
+    /// Each call sets up again only the slots the call before filled: a slot whose train was
+    /// lent gets a fresh buffer, and the lent bytes stay as they were while the slot takes
+    /// the next trains (with empty reads between, and short trains that are not lent).
+    #[test]
+    fn a_lent_train_keeps_its_bytes_while_its_slot_takes_the_next() {
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        if !gso_supported(tx.as_raw_fd()) {
+            eprintln!("no UDP GSO on this kernel: skipped");
+            return;
+        }
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_nonblocking(true).unwrap();
+        enable_gro(rx.as_raw_fd()).unwrap();
+        let to = rx.local_addr().unwrap();
+        let mut batch = RecvBatch::new(1500, true);
+        let mut kept: Vec<(u8, BytesMut)> = Vec::new();
+        let trains = [
+            LEND_MIN_SEGMENTS,
+            2,
+            LEND_MIN_SEGMENTS + 3,
+            1,
+            LEND_MIN_SEGMENTS,
+        ];
+        for (round, &train) in trains.iter().enumerate() {
+            let fill = round as u8 + 1;
+            let mut send = SendBatch::new(1500, true);
+            for _ in 0..train {
+                send.buf_mut().extend(std::iter::repeat_n(fill, 1000));
+                send.commit(to, 1000, true);
+            }
+            send.flush(tx.as_raw_fd(), &mut ErrorQueue::new()).unwrap();
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            let mut got = Vec::new();
+            while got.len() < train && std::time::Instant::now() < deadline {
+                batch.recv(rx.as_raw_fd()).unwrap();
+                batch.lend_trains();
+                for (_, _, d) in batch.datagrams() {
+                    got.push(d.bytes().to_vec());
+                    if let Datagram::Lent(bytes) = d {
+                        kept.push((fill, bytes));
+                    }
+                }
+            }
+            assert_eq!(got, vec![vec![fill; 1000]; train], "round {round}");
+            assert_eq!(batch.recv(rx.as_raw_fd()).unwrap(), 0, "nothing left");
+            for (fill, bytes) in &kept {
+                assert!(
+                    bytes.iter().all(|b| b == fill),
+                    "round {round}: lent bytes changed"
+                );
+            }
+        }
+        let lent_trains = trains.iter().filter(|&&t| t >= LEND_MIN_SEGMENTS);
+        assert_eq!(
+            kept.len(),
+            lent_trains.sum::<usize>(),
+            "the long trains were lent"
+        );
+    }
+
     /// Datagrams whose payloads are lent (a header in the batch, the rest elsewhere) arrive
     /// as header then payload, whether they go as one GSO train, mixed with copied ones, or
     /// one by one.
