@@ -203,7 +203,7 @@ impl Pacer {
         if slots == 0 {
             return;
         }
-        // Once per packet: the step is worked out once.
+        // Called for every packet: the step is multiplied out once.
         let step = period * slots;
         let schedule = self.schedule.max(now.saturating_sub(MAX_DEBT));
         self.schedule = schedule + step;

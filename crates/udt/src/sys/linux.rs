@@ -143,11 +143,13 @@ impl RecvBatch {
         };
         if n < 0 {
             let err = io::Error::last_os_error();
-            // The kernel writes a header back only for a datagram it returns; an empty
-            // socket is the usual end of a read.
-            self.stale = 0;
             return match err.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(0),
+                // The kernel writes a header back only for a datagram it returns; an empty
+                // socket is the usual end of a read.
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => {
+                    self.stale = 0;
+                    Ok(0)
+                }
                 _ => {
                     self.stale = self.hdrs.len();
                     Err(err)
@@ -851,27 +853,40 @@ mod tests {
         }
     }
 
-    /// A GRO train of many datagrams is lent whole (its bytes unchanged); a short one stays
-    /// in the batch to be copied.
-    #[test]
-    fn long_gro_trains_are_lent_and_short_ones_kept() {
+    /// A sender and a non-blocking receiver with `UDP_GRO` on, on loopback; `None` (the test
+    /// skipped) where the kernel has no UDP GSO.
+    fn gro_pair() -> Option<(UdpSocket, UdpSocket)> {
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         if !gso_supported(tx.as_raw_fd()) {
             eprintln!("no UDP GSO on this kernel: skipped");
-            return;
+            return None;
         }
         let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
         rx.set_nonblocking(true).unwrap();
         enable_gro(rx.as_raw_fd()).unwrap();
+        Some((tx, rx))
+    }
+
+    /// One GSO send from `tx` to `rx` of 1000-byte datagrams, each filled with its byte of
+    /// `fills`.
+    fn send_train(tx: &UdpSocket, rx: &UdpSocket, fills: impl IntoIterator<Item = u8>) {
         let to = rx.local_addr().unwrap();
+        let mut send = SendBatch::new(1500, true);
+        for fill in fills {
+            send.buf_mut().extend(std::iter::repeat_n(fill, 1000));
+            send.commit(to, 1000, true);
+        }
+        send.flush(tx.as_raw_fd(), &mut ErrorQueue::new()).unwrap();
+    }
+
+    /// A GRO train of many datagrams is lent whole (its bytes unchanged); a short one stays
+    /// in the batch to be copied.
+    #[test]
+    fn long_gro_trains_are_lent_and_short_ones_kept() {
+        let Some((tx, rx)) = gro_pair() else { return };
         let mut batch = RecvBatch::new(1500, true);
         for train in [LEND_MIN_SEGMENTS, LEND_MIN_SEGMENTS - 1] {
-            let mut send = SendBatch::new(1500, true);
-            for i in 0..train {
-                send.buf_mut().extend(std::iter::repeat_n(i as u8, 1000));
-                send.commit(to, 1000, true);
-            }
-            send.flush(tx.as_raw_fd(), &mut ErrorQueue::new()).unwrap();
+            send_train(&tx, &rx, (0..train).map(|i| i as u8));
             let deadline = std::time::Instant::now() + Duration::from_secs(5);
             let mut n = 0;
             while n == 0 && std::time::Instant::now() < deadline {
@@ -906,15 +921,7 @@ mod tests {
     /// the next trains (with empty reads between, and short trains that are not lent).
     #[test]
     fn a_lent_train_keeps_its_bytes_while_its_slot_takes_the_next() {
-        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
-        if !gso_supported(tx.as_raw_fd()) {
-            eprintln!("no UDP GSO on this kernel: skipped");
-            return;
-        }
-        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
-        rx.set_nonblocking(true).unwrap();
-        enable_gro(rx.as_raw_fd()).unwrap();
-        let to = rx.local_addr().unwrap();
+        let Some((tx, rx)) = gro_pair() else { return };
         let mut batch = RecvBatch::new(1500, true);
         let mut kept: Vec<(u8, BytesMut)> = Vec::new();
         let trains = [
@@ -926,12 +933,7 @@ mod tests {
         ];
         for (round, &train) in trains.iter().enumerate() {
             let fill = round as u8 + 1;
-            let mut send = SendBatch::new(1500, true);
-            for _ in 0..train {
-                send.buf_mut().extend(std::iter::repeat_n(fill, 1000));
-                send.commit(to, 1000, true);
-            }
-            send.flush(tx.as_raw_fd(), &mut ErrorQueue::new()).unwrap();
+            send_train(&tx, &rx, std::iter::repeat_n(fill, train));
             let deadline = std::time::Instant::now() + Duration::from_secs(5);
             let mut got = Vec::new();
             while got.len() < train && std::time::Instant::now() < deadline {
