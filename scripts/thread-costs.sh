@@ -12,7 +12,7 @@
 # Prints one row per thread that ran at least 0.1 ms a second (side, thread name, CPU ms a
 # second, switches a second), each side's total, then the flow's goodput, retransmissions
 # and CPU per GiB (`udt perf --json`, each end's getrusage over the whole flow), and for UDT
-# each second's window and sending period (whether the sender was window- or rate-limited).
+# each second's window and sending period (whether the sender was left to its window or paced).
 #
 #   [UDT=...] [PROTO=udt|tcp] [CC=model] scripts/thread-costs.sh [RATE=45mbit] [SECS=10] [FROM=3] [TO=8]
 set -euo pipefail
@@ -85,9 +85,10 @@ cpu = report["sender_cpu_seconds"] + report["receiver_cpu_seconds"]
 print(f"\n{report['protocol']} {report['cc']}: goodput {report['goodput_bps'] / 1e6:.1f} Mbit/s, "
       f"{report.get('retransmitted_packets', 0)} retransmitted, "
       f"{cpu / gib:.2f} CPU-s/GiB of both ends over the whole flow (getrusage)")
-# Which way the sender was limited, second by second: a sending period near zero is a window
-# (it sends what each ACK frees, one wake-up per ACK), one near the link's packet time is the
-# controller's rate (a wake-up per pacing train); the two cost the sender several times apart.
+# How the sender was limited, second by second: a sending period near zero leaves it to the
+# window (`model` competing as a CUBIC window: it sends what each ACK frees, one wake-up per
+# ACK); one near the link's packet time paces it, and it then wakes for every pacing train
+# unless the window holds it back. The two cost the sender several times apart.
 seconds = [i for i in report.get("intervals", [])
            if i.get("send_period_us") is not None and i.get("window_pkts") is not None]
 if seconds:
