@@ -194,6 +194,9 @@ struct RecvState {
     ack_deferred: Option<Instant>,
     /// When the periodic NAK next looks at every range (see `Connection::nak_timer`).
     nak_round: Option<Instant>,
+    /// How often the periodic NAK reported again the range the ACK waits for (its
+    /// retransmission was lost too): buffer autotuning's fourth span.
+    lost_repairs: autotune::LostRepairs,
     /// Data packets since the last full-ACK attempt, and the light-ACK multiplier.
     pkts_since_ack: u32,
     light_ack_count: u32,
@@ -338,6 +341,7 @@ impl Connection {
                 last_numbered_ack: None,
                 ack_deferred: None,
                 nak_round: None,
+                lost_repairs: autotune::LostRepairs::default(),
                 pkts_since_ack: 0,
                 short_flight_pkts: None,
                 light_ack_count: 1,

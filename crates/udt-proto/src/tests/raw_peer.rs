@@ -33,11 +33,14 @@ struct Raw {
 impl Raw {
     /// Our side connects as a client; returns it after the 4-message handshake with `isn`.
     fn client() -> (Self, SeqNumber) {
+        Self::client_with(ConnectionConfig::default())
+    }
+
+    /// [`Self::client`] with `config`.
+    fn client_with(config: ConnectionConfig) -> (Self, SeqNumber) {
         let mut ep = Endpoint::new(1);
         let now = Instant::from_micros(1_000);
-        let conn = ep
-            .connect(now, peer(), ConnectionConfig::default())
-            .unwrap();
+        let conn = ep.connect(now, peer(), config).unwrap();
         let mut raw = Self { now, conn };
         let first = raw.handshakes().remove(0);
         let mut echo = first;
@@ -596,7 +599,12 @@ fn to_a_gso_peer_a_prompt_ack_due_within_a_quarter_gap_goes_at_once() {
 
 /// A client whose peer sends GSO trains (both sides announced GSO), its output drained.
 fn gso_client() -> (Raw, SeqNumber) {
-    let (mut raw, isn) = Raw::client();
+    gso_client_with(ConnectionConfig::default())
+}
+
+/// [`gso_client`] with `config`.
+fn gso_client_with(config: ConnectionConfig) -> (Raw, SeqNumber) {
+    let (mut raw, isn) = Raw::client_with(config);
     raw.conn.set_local_extensions(Capabilities::GSO);
     let ours = raw.controls();
     assert!(
@@ -612,6 +620,83 @@ fn gso_client() -> (Raw, SeqNumber) {
     assert_eq!(raw.conn.common_extensions(), Capabilities::GSO);
     raw.drain();
     (raw, isn)
+}
+
+/// Everything our side sends over the next ACK period, ACKs confirmed as a peer would; the
+/// ACKs.
+fn acks_over_a_period(raw: &mut Raw) -> Vec<AckRepr> {
+    let mut acks = raw.acks();
+    raw.advance(Duration::from_millis(11));
+    acks.extend(raw.acks());
+    let bodies: Vec<_> = acks.iter().cloned().map(ControlBody::Ack).collect();
+    confirm_acks(raw, &bodies);
+    acks
+}
+
+/// The application reads all it can.
+fn read_all(raw: &mut Raw) {
+    let mut buf = vec![0u8; 1 << 20];
+    while raw.conn.recv(&mut buf).is_ok_and(|n| n > 0) {}
+}
+
+/// A filled hole moves the ACK point a long way, and the ACK that says so counts all it
+/// acknowledges as unread (the application reads it a moment later): its window ends short
+/// of what the buffer takes. While the next hole holds the ACK point nothing new is
+/// acknowledged, so to a GSO peer the ACK timer sends the larger window once the sender
+/// has less than half the buffer left of the short one (a `model` flow at 1 Gbit/s ×
+/// 200 ms with 1% loss ran into that edge about once a second and sent only
+/// retransmissions for 100-150 ms). A 4.11 peer gets 4.11's ACKs.
+#[test]
+fn to_a_gso_peer_the_ack_timer_moves_an_edge_a_filled_hole_left_short() {
+    const CAPACITY: u32 = 1000;
+    let mut config = ConnectionConfig::default();
+    config.recv_buffer_pkts(CAPACITY).unwrap();
+    for gso in [true, false] {
+        let (mut raw, isn) = if gso {
+            gso_client_with(config.clone())
+        } else {
+            Raw::client_with(config.clone())
+        };
+        raw.drain();
+        let feed = |raw: &mut Raw, seqs: &mut dyn Iterator<Item = u32>| {
+            for i in seqs {
+                raw.feed_data(isn + i, 1456);
+            }
+        };
+        // 400 packets with a hole at 100; then the hole and 150 more with a hole at 450.
+        feed(&mut raw, &mut (0..400).filter(|&i| i != 100));
+        acks_over_a_period(&mut raw);
+        read_all(&mut raw);
+        feed(
+            &mut raw,
+            &mut (100..=100).chain((400..550).filter(|&i| i != 450)),
+        );
+        let acks = acks_over_a_period(&mut raw);
+        let last = acks.last().expect("the filled hole is acknowledged");
+        assert_eq!(last.ack, isn + 450u32);
+        let short = last.details.expect("a numbered ACK").avail_buf_pkts;
+        assert!(short < CAPACITY - 300, "{short} free of {CAPACITY}");
+        read_all(&mut raw);
+        let quiet = acks_over_a_period(&mut raw);
+        assert!(
+            quiet.is_empty(),
+            "nothing new yet: {quiet:?} (short {short})"
+        );
+        // The sender has more than half the buffer left (549 packets), then goes on to 350
+        // short of the edge (less than half, more than an eighth).
+        let edge = 450 + short;
+        feed(&mut raw, &mut (550..edge - 350));
+        let acks = acks_over_a_period(&mut raw);
+        let windows: Vec<_> = acks
+            .iter()
+            .map(|a| (a.ack, a.details.map(|d| d.avail_buf_pkts)))
+            .collect();
+        if gso {
+            assert_eq!(windows, [(isn + 450u32, Some(CAPACITY - 1))], "gso");
+        } else {
+            assert!(windows.is_empty(), "4.11's ACKs: {windows:?}");
+        }
+    }
 }
 
 /// A runtime hands over a read's datagrams (a GRO train shares one arrival stamp) and then
