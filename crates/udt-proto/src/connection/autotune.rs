@@ -10,9 +10,9 @@
 //!   window the ACKs advertise, grows to [`RECV_SPANS`] times the arrival speed times
 //!   RTT + SYN ([`LOST_REPAIR_SPANS`] while repairs are often lost), the window that keeps
 //!   a sender at that speed going through a repair whose retransmission is lost too, while
-//!   the application keeps up: it read since the last
-//!   full ACK and less than a quarter of the buffer waits to be read (a reader that falls
-//!   behind gets no more memory to fall behind into). The handshake advertises the most it
+//!   the application keeps up: it read since the last full ACK and less than a quarter of
+//!   the buffer waits to be read (a reader that falls behind gets no more memory to fall
+//!   behind into). The handshake advertises the most it
 //!   may grow to, so a controller's window cap ([`ControllerInit::max_window_pkts`]) does
 //!   not pin the sender at 4.11's size; the ACKs say what is free now.
 //! * **Sender** (at each ACK): the buffer grows to twice the window in use,
@@ -48,21 +48,23 @@ pub(super) const IDLE: Duration = Duration::from_secs(1);
 /// three seeds; `default_buffers_hold_a_lossy_long_path`).
 const RECV_SPANS: f64 = 3.0;
 
-/// Spans once a repair was lost: such a hole holds the cumulative ACK, as the sender sees
-/// it, for about three round trips (the loss reported, reported again after RTT + 2·RTTVar +
-/// SYN/2, the repair acknowledged) plus the timers' slack, and three spans were just short.
-/// A `model` flow between our peers at 1 Gbit/s × 200 ms with 1% loss ran into its flow
-/// window every second or so: 824 Mbit/s with three spans, 921 with four while repairs are
-/// lost often (simulator, medians of three seeds;
-/// `between_our_peers_buffers_hold_a_lossy_200_ms_path` in `tests/autotune.rs`). Not for
-/// every flow: with four spans whenever a repair was lost, flows beside the LEDBAT
-/// scavenger in `tests/cc_ledbat.rs` lost more to a full queue and three of its tests
-/// failed; where losses are congestion, retransmissions are seldom lost twice.
+/// Spans while repairs are often lost ([`LostRepairs`]): a hole whose retransmission is
+/// lost too holds the cumulative ACK, as the sender sees it, for about three round trips
+/// (the loss reported, reported again after RTT + 2·RTTVar + SYN/2, the repair
+/// acknowledged) plus the timers' slack, and three spans were just short. A `model` flow
+/// between our peers at 1 Gbit/s × 200 ms with 1% loss ran into its flow window every
+/// second or so: 824 Mbit/s with three spans, 921 with four (simulator, medians of three
+/// seeds; `between_our_peers_buffers_hold_a_lossy_200_ms_path` in `tests/autotune.rs`).
+/// Not for every flow: with four spans throughout, or from the first lost repair on, UDT's
+/// CUBIC window beside the LEDBAT scavenger lost more to a full queue and tests in
+/// `tests/cc_ledbat.rs` failed. Where losses are congestion, a repair is seldom lost too.
 const LOST_REPAIR_SPANS: f64 = 4.0;
 
-/// Lost repairs within [`LOST_REPAIR_PERIOD`] that put [`LOST_REPAIR_SPANS`] in force for
-/// the next period.
+/// Lost repairs within one [`LOST_REPAIR_PERIOD`] that put [`LOST_REPAIR_SPANS`] in force
+/// for the next period.
 const LOST_REPAIRS_FREQUENT: u32 = 16;
+
+/// The period over which lost repairs are counted, and for which frequent ones count.
 const LOST_REPAIR_PERIOD: Duration = Duration::from_secs(5);
 
 /// Counts lost repairs (the periodic NAK reporting again the range the ACK waits for) over
