@@ -157,7 +157,7 @@ fn lossy_200_ms_flow(seed: u64) -> f64 {
 /// At 1% random loss on a long fat path, a hole whose retransmission is lost too is open
 /// most of the time, and the sender must be let run on for about three round trips behind
 /// it (`connection/autotune.rs`, `LOST_REPAIR_SPANS`). With receive buffers of three spans
-/// the flow ran into its flow window every second or so: medians of seeds 4-6 824 Mbit/s,
+/// the flow ran into its flow window every second or so. Medians of seeds 4-6: 824 Mbit/s,
 /// 866 with the ACK timer's window updates
 /// (`to_a_gso_peer_the_ack_timer_moves_an_edge_a_filled_hole_left_short`), 921 with those
 /// and a fourth span while repairs are lost often (976 with four spans for every flow,

@@ -683,7 +683,8 @@ fn to_a_gso_peer_the_ack_timer_moves_an_edge_a_filled_hole_left_short() {
             "nothing new yet: {quiet:?} (short {short})"
         );
         // The sender has more than half the buffer left (549 packets), then goes on to 350
-        // short of the edge (less than half, more than an eighth).
+        // short of the edge: less than half, but more than the eighth at which a read
+        // would have sent the window (`note_buffer_freed`), had there been one.
         let edge = 450 + short;
         feed(&mut raw, &mut (550..edge - 350));
         let acks = acks_over_a_period(&mut raw);
