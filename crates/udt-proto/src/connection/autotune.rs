@@ -12,9 +12,9 @@
 //!   a sender at that speed going through a repair whose retransmission is lost too, while
 //!   the application keeps up: it read since the last full ACK and less than a quarter of
 //!   the buffer waits to be read (a reader that falls behind gets no more memory to fall
-//!   behind into). The handshake advertises the most it
-//!   may grow to, so a controller's window cap ([`ControllerInit::max_window_pkts`]) does
-//!   not pin the sender at 4.11's size; the ACKs say what is free now.
+//!   behind into). The handshake advertises the most it may grow to, so a controller's
+//!   window cap ([`ControllerInit::max_window_pkts`]) does not pin the sender at 4.11's
+//!   size; the ACKs say what is free now.
 //! * **Sender** (at each ACK): the buffer grows to twice the window in use,
 //!   min(flow window, congestion window), so the application can queue a window's worth
 //!   beyond what is in flight.
