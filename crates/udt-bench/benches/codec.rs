@@ -39,6 +39,7 @@ fn packets(payload: &[u8]) -> Vec<(&'static str, Packet<'_>)> {
             rates: Some(AckRates {
                 recv_rate_pkts: 80_000,
                 bandwidth_pkts: 85_000,
+                front: None,
             }),
         }),
     }));

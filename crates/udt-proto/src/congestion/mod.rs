@@ -191,6 +191,12 @@ pub trait Controller: Send + fmt::Debug {
     fn init(&mut self, now: Instant, init: &ControllerInit) {}
     /// A numbered ACK advanced the send buffer (4.11 `onACK`).
     fn on_ack(&mut self, now: Instant, ack: &AckInfo) {}
+    /// The receiver reported its front (a peer that announced
+    /// [`Capabilities::ACK_FRONT`](crate::wire::Capabilities::ACK_FRONT)): everything before
+    /// `front` has arrived or is in its loss list, though the ACK number stops at the first
+    /// hole. Called after [`Controller::on_ack`] with the same `ack`, or alone when the ACK
+    /// did not advance the send buffer (a hole holds it).
+    fn on_front(&mut self, now: Instant, front: SeqNumber, ack: &AckInfo) {}
     /// A NAK arrived (4.11 `onLoss`).
     fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {}
     /// The EXP timer expired with data in the send buffer (4.11 `onTimeout`).

@@ -559,6 +559,11 @@ pub struct ModelBased {
     // Outputs.
     pacing_gain: f64,
     cwnd_pkts: f64,
+    /// Start-up's window as deliveries grew it, without the packets held beyond holes (see
+    /// `update_window`).
+    grown_pkts: f64,
+    /// The peer's receiver reports its front ([`Controller::on_front`]).
+    fronts_reported: bool,
 }
 
 impl ModelBased {
@@ -628,6 +633,8 @@ impl ModelBased {
             ceiling: None,
             pacing_gain: STARTUP_GAIN,
             cwnd_pkts: config.initial_window_pkts,
+            grown_pkts: config.initial_window_pkts,
+            fronts_reported: false,
             config,
         };
         model.clamp_window();
@@ -1783,14 +1790,28 @@ impl ModelBased {
 
     /// Startup grows the window by what each ACK delivers (doubling per round); afterwards it
     /// follows the model directly, since pacing, not the window, sets the rate.
+    ///
+    /// After start-up the packets between the cumulative ACK and the receiver's known front
+    /// come on top, because the connection counts them in flight while a hole holds the
+    /// ACK; in start-up too where the peer reports its front. Without them a loss in each
+    /// round held start-up's window at what was in flight for most of a round trip: at
+    /// 1 Gbit/s x 100 ms with 1% loss (simulator) the flow grew about 1.5 times a round.
+    /// With only NAKs to show the front it stays as it was: there the credit made start-ups
+    /// beside other flows more aggressive (a 200 ms flow beside a 20 ms one at 200 Mbit/s
+    /// kept 18 of the 200 Mbit/s, seed 105; four sharing flows σ/μ 0.122 against 0.1).
     fn update_window(&mut self, newly_acked: u64) {
+        let beyond_holes = f64::from(self.cum_ack.offset_to(self.sampler.front()).max(0));
         self.cwnd_pkts = if self.mode == ModelMode::ProbeRtt {
             self.probe_rtt_window()
         } else if let Some(c) = &self.competing {
-            let beyond_holes = self.cum_ack.offset_to(self.sampler.front()).max(0);
-            c.cwnd() * self.sparse_ack_scale() + f64::from(beyond_holes)
+            c.cwnd() * self.sparse_ack_scale() + beyond_holes
         } else if self.filled {
             self.target_window()
+        } else if self.fronts_reported {
+            if self.grown_pkts + beyond_holes < self.target_window() {
+                self.grown_pkts += newly_acked as f64;
+            }
+            self.grown_pkts + beyond_holes
         } else if self.cwnd_pkts < self.target_window() {
             self.cwnd_pkts + newly_acked as f64
         } else {
@@ -1920,6 +1941,20 @@ impl Controller for ModelBased {
             None => self.back_off_once(now),
         }
         self.update_window(0);
+    }
+
+    /// The front moves the sampler's as a NAK's does (see `model/sampler.rs`): samples
+    /// count what arrived behind a hole while its repair is under way.
+    fn on_front(&mut self, now: Instant, front: SeqNumber, ack: &AckInfo) {
+        if !self.fronts_reported {
+            // Start-up's window now counts what lies behind holes: see `update_window`.
+            self.fronts_reported = true;
+            self.grown_pkts = (self.cwnd_pkts
+                - f64::from(self.cum_ack.offset_to(self.sampler.front()).max(0)))
+            .max(self.config.min_window_pkts());
+        }
+        let newly = self.absorb(now, front, ack.recv_rate_pkts, ack.receiver_time);
+        self.update_window(newly);
     }
 
     fn window_pkts(&self) -> f64 {

@@ -9,7 +9,9 @@ use crate::handshake::{self, HandshakeFailure, Progress};
 use crate::seq::{AckNumber, MsgNumber, SeqNumber};
 use crate::time::Instant;
 use crate::timers::Timer;
-use crate::wire::{AckRepr, ControlBody, ControlRepr, HandshakeRepr, NakRepr, ReqType, Timestamp};
+use crate::wire::{
+    AckRates, AckRepr, ControlBody, ControlRepr, HandshakeRepr, NakRepr, ReqType, Timestamp,
+};
 
 /// A report's header timestamp as [`AckInfo::receiver_time`]: 0 (4.11's) is none.
 fn receiver_time(stamp: Timestamp) -> Option<u32> {
@@ -166,7 +168,13 @@ impl Connection {
             self.snd.flow_window = details.avail_buf_pkts;
             self.snd.last_ack = ack.ack;
         }
+        let front = self.peer_front(ack.ack, details.rates);
         if ack.ack <= self.snd.last_data_ack {
+            if let Some(front) = front {
+                let info = self.ack_info(ack.ack, stamp);
+                self.cc.on_front(now, front, &info);
+                self.refresh_cc();
+            }
             return;
         }
         self.release_acked(now, ack.ack);
@@ -179,17 +187,34 @@ impl Connection {
                 .update(rates.recv_rate_pkts, rates.bandwidth_pkts);
         }
         self.stats.acks_received += 1;
-        let info = AckInfo {
-            ack: ack.ack,
+        let info = self.ack_info(ack.ack, stamp);
+        self.cc.on_ack(now, &info);
+        if let Some(front) = front {
+            self.cc.on_front(now, front, &info);
+        }
+        self.refresh_cc();
+        self.autotune_send();
+    }
+
+    /// What the controller hears of an ACK whose number is `ack` and header stamp `stamp`.
+    fn ack_info(&self, ack: SeqNumber, stamp: Timestamp) -> AckInfo {
+        AckInfo {
+            ack,
             rtt: self.rtt.rtt(),
             recv_rate_pkts: self.snd.peer_rates.recv_rate_pkts,
             bandwidth_pkts: self.snd.peer_rates.bandwidth_pkts,
             largest_sent: self.snd.curr_seq,
             receiver_time: receiver_time(stamp),
-        };
-        self.cc.on_ack(now, &info);
-        self.refresh_cc();
-        self.autotune_send();
+        }
+    }
+
+    /// The receiver's front from a peer that reports it
+    /// ([`Capabilities::ACK_FRONT`](crate::wire::Capabilities::ACK_FRONT)), if it tells more
+    /// than the ACK number `ack` and no more than we sent: a front outside that is nonsense,
+    /// and nonsense is evidence of nothing.
+    fn peer_front(&self, ack: SeqNumber, rates: Option<AckRates>) -> Option<SeqNumber> {
+        let front = rates?.front.filter(|_| self.front_reports())?;
+        (front > ack && front <= self.snd.curr_seq.next()).then_some(front)
     }
 
     /// A light ACK only moves the window base; the flow window shrinks by what it covers.

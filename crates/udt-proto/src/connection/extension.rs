@@ -52,7 +52,19 @@ impl Connection {
         } else {
             Capabilities::NONE
         };
-        Capabilities::ACK_SPACING.union(sender)
+        Capabilities::ACK_SPACING
+            .union(Capabilities::ACK_FRONT)
+            .union(sender)
+    }
+
+    /// Whether both sides report their receiver's front in ACKs and read the peer's
+    /// ([`Capabilities::ACK_FRONT`]): we announce at all and the peer announced it.
+    pub(super) fn front_reports(&self) -> bool {
+        self.ext.local.is_some()
+            && self
+                .ext
+                .peer
+                .is_some_and(|p| p.contains(Capabilities::ACK_FRONT))
     }
 
     /// Whether our receiver spaces its ACKs ([`crate::congestion::sparse_acks`]): we announce

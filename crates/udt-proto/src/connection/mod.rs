@@ -174,6 +174,8 @@ struct RecvState {
     last_ack2: SeqNumber,
     /// Largest sequence number received (RcvCurrSeqNo).
     largest: SeqNumber,
+    /// The front the last ACK reported to a peer that reads fronts (see `front_news`).
+    reported_front: SeqNumber,
     /// Last ACK sequence number used.
     ack_number: AckNumber,
     /// Free buffer advertised in the last numbered ACK, packets.
@@ -332,6 +334,7 @@ impl Connection {
                 last_ack: isn,
                 last_ack2: isn,
                 largest: isn.prev(),
+                reported_front: isn,
                 ack_number: AckNumber::new(0),
                 advertised_pkts: config.recv_buffer_pkts,
                 advertised_end: isn + config.recv_buffer_pkts,

@@ -521,6 +521,7 @@ impl Connection {
         self.announce_readable(now, false);
         let ack = self.ack_point();
         let window_update = std::mem::take(&mut self.rcv.window_update_due);
+        let window_update = window_update || self.front_news(ack);
         if ack == self.rcv.last_ack2 && !window_update {
             return;
         }
@@ -544,9 +545,20 @@ impl Connection {
         self.send_numbered_ack(now, ack);
     }
 
+    /// Whether an ACK should go out for the front alone: the peer reads fronts
+    /// ([`Capabilities::ACK_FRONT`](crate::wire::Capabilities::ACK_FRONT)) and data arrived
+    /// behind a hole since the last report, which the ACK number cannot show. While a
+    /// repair is under way (a round trip, or three when it is lost too) this keeps the
+    /// sender's delivery samples current: without it a model flow's start-up at 1 Gbit/s x
+    /// 100 ms with 1% loss grew about 1.5 times a round instead of twice (simulator).
+    fn front_news(&self, ack: SeqNumber) -> bool {
+        let front = self.rcv.largest.next();
+        self.front_reports() && front > ack && front > self.rcv.reported_front
+    }
+
     fn send_numbered_ack(&mut self, now: Instant, ack: SeqNumber) {
         self.rcv.ack_number = self.rcv.ack_number.next();
-        let rates = match self.rcv.last_full_ack {
+        let fresh = match self.rcv.last_full_ack {
             Some(t) if now - t <= SYN => None,
             _ => {
                 self.rcv.last_full_ack = Some(now);
@@ -555,12 +567,23 @@ impl Connection {
                 let received = self.stats.packets_received;
                 self.rcv.counted.close_period(now, received);
                 self.autotune_recv(now, speed);
-                Some(AckRates {
-                    recv_rate_pkts: speed,
-                    bandwidth_pkts: self.rcv.capacity.capacity_pkts(),
-                })
+                Some((speed, self.rcv.capacity.capacity_pkts()))
             }
         };
+        let front = self.front_reports().then(|| {
+            self.rcv.reported_front = self.rcv.largest.next();
+            self.rcv.reported_front
+        });
+        // A front needs the rate words before it; zeros there read as "unknown" (4.11 and
+        // our sender leave their estimates alone).
+        let rates = (fresh.is_some() || front.is_some()).then(|| {
+            let (recv_rate_pkts, bandwidth_pkts) = fresh.unwrap_or((0, 0));
+            AckRates {
+                recv_rate_pkts,
+                bandwidth_pkts,
+                front,
+            }
+        });
         // UDT4: 4.11 never advertises fewer than 2 packets, to avoid a deadlock when the
         // application frees space (it sends no window update). Those 2 packets are then
         // dropped as out of window, and the gap they leave reads as loss to the sender. We

@@ -118,6 +118,9 @@ pub(crate) enum Op {
     Loss { frac: f64, span: u32, rates: Rates },
     /// The retransmission timer fires.
     Timeout(Rates),
+    /// The receiver reports its front `frac` of the way through the unacknowledged packets
+    /// (past the ACK number, within what was sent).
+    Front { frac: f64, rates: Rates },
     /// A user-defined control message of this type and body.
     Custom(u16, Vec<u8>),
 }
@@ -143,7 +146,7 @@ fn decoded_ops(input: &mut Input<'_>) -> Vec<Op> {
 }
 
 fn decode_op(input: &mut Input<'_>) -> Op {
-    match input.u8() % 8 {
+    match input.u8() % 9 {
         0 => Op::Step(Duration::from_micros(u64::from(input.upto(30_000)))),
         1 => Op::Send(input.upto(62) + 1),
         2 => Op::Retransmit,
@@ -165,6 +168,13 @@ fn decode_op(input: &mut Input<'_>) -> Op {
             }
         }
         6 => Op::Timeout(rates(input)),
+        7 => {
+            let frac = input.frac();
+            Op::Front {
+                frac,
+                rates: rates(input),
+            }
+        }
         _ => {
             let ext_type = input.u16();
             let len = usize::from(input.u8() % 16);
@@ -249,6 +259,7 @@ impl Model {
             }
             Op::Ack { frac, rates } => self.ack(cc, *frac, rates),
             Op::Loss { frac, span, rates } => self.loss(cc, *frac, *span, rates),
+            Op::Front { frac, rates } => self.front(cc, *frac, rates),
             Op::Timeout(rates) => {
                 let info = TimeoutInfo {
                     rtt: rates.rtt,
@@ -293,6 +304,22 @@ impl Model {
             receiver_time: rates.receiver_time,
         };
         cc.on_ack(self.now, &info);
+    }
+
+    fn front<C: Controller + ?Sized>(&mut self, cc: &mut C, frac: f64, rates: &Rates) {
+        if self.outstanding() == 0 {
+            return; // the connection passes on only fronts past the ACK number
+        }
+        let front = self.pick(frac.min(0.999)).next();
+        let info = AckInfo {
+            ack: self.acked,
+            rtt: rates.rtt,
+            recv_rate_pkts: rates.recv_rate_pkts,
+            bandwidth_pkts: rates.bandwidth_pkts,
+            largest_sent: self.next.prev(),
+            receiver_time: rates.receiver_time,
+        };
+        cc.on_front(self.now, front, &info);
     }
 
     fn loss<C: Controller + ?Sized>(&mut self, cc: &mut C, frac: f64, span: u32, rates: &Rates) {

@@ -13,11 +13,12 @@ use std::time::Duration;
 
 use udt_netsim::{LinkConfig, LossModel};
 
-use super::sim::{HostStalls, Sim, LAB_HOSTS};
+use super::sim::{HostStalls, Pair, Sim, LAB_HOSTS};
 use crate::config::ConnectionConfig;
 use crate::congestion::{ControllerFactory, CubicFactory, ModelFactory, NativeFactory};
 use crate::connection::State;
 use crate::seq::SocketId;
+use crate::wire::Capabilities;
 
 /// IP + UDP header bytes the simulator does not count, so a "1 Gbit/s" link carries what a
 /// 1 Gbit/s Ethernet path would (as in `throughput.rs`).
@@ -921,6 +922,65 @@ fn model_reaches_90_percent_within_2_s_at_100_ms() {
         reached.is_some_and(|t| t <= Duration::from_secs(2)),
         "{reached:?}"
     );
+}
+
+/// Between our peers (GSO announced both ways, so the receiver reports its front) at
+/// 1 Gbit/s x 100 ms with `loss` random loss each way and a BDP queue: megabits the
+/// application read in the first 2 s after its first write.
+fn megabits_read_in_2_s_at_100_ms(seed: u64, loss: f64) -> f64 {
+    let rtt = Duration::from_millis(100);
+    let rate = 1_000_000_000;
+    let link = || {
+        LinkConfig::new()
+            .rate_bps(rate)
+            .delay(rtt / 2)
+            .queue_bytes(LinkConfig::bdp_bytes(rate, rtt))
+            .loss(LossModel::bernoulli(loss))
+    };
+    let mut config = ConnectionConfig::default();
+    config.controller(model());
+    let mut pair = Pair::new(link(), link(), config.clone(), seed);
+    let (c, s) = pair.connect(config);
+    let (client, server) = (pair.client, pair.server);
+    for (node, id) in [(client, c), (server, s)] {
+        pair.sim
+            .conn(node, id)
+            .set_local_extensions(Capabilities::GSO);
+    }
+    pair.sim.run_for(rtt);
+    let chunk = vec![7u8; 256 * 1024];
+    let mut rbuf = vec![0u8; 1 << 20];
+    let mut got = 0u64;
+    pair.sim.run_until(Duration::from_secs(2), |sim| {
+        let now = sim.now;
+        let conn = sim.conn(client, c);
+        while conn.send_buffer_free() > chunk.len() && conn.send(now, &chunk).is_ok() {}
+        while let Ok(n) = sim.conn(server, s).recv(&mut rbuf) {
+            if n == 0 {
+                break;
+            }
+            got += n as u64;
+        }
+        false
+    });
+    got as f64 * 8.0 / 1e6
+}
+
+/// Random loss holds UDT's cumulative ACK at each hole for a round trip, and start-up grew
+/// only about 1.5 times a round: its window counted what arrived behind holes as in flight,
+/// and its delivery samples spanned each hole (the sender heard of arrivals behind one only
+/// when another loss's NAK showed them). Between our peers the receiver now reports its
+/// front in its ACKs (`Capabilities::ACK_FRONT`), and start-up's window leaves the packets
+/// behind holes out of what it counts. Megabits read in the first 2 s at 1% loss, medians
+/// of seeds 4-6: 478 before, 700 after (1,940 at most at 970 Mbit/s of payload).
+#[test]
+fn between_our_peers_model_starts_up_through_random_loss() {
+    let mut runs: Vec<f64> = (4..7)
+        .map(|seed| megabits_read_in_2_s_at_100_ms(seed, 0.01))
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    println!("model, GSO peers, 1 Gbit/s x 100 ms, 1% loss: read in 2 s {runs:.0?} Mbit");
+    assert!(runs[1] >= 600.0, "{runs:.0?} Mbit");
 }
 
 /// Issue 12's 0 ms cells: the lab's "0 ms" path has a few hundred microseconds of RTT and a

@@ -10,8 +10,9 @@ use crate::wire::Capabilities;
 
 const BOTH: Capabilities = Capabilities::GSO.union(Capabilities::GRO);
 /// What every announcing connection adds to its runtime's bits: its receiver spaces ACKs for
-/// a sender that asks (the default controller, 4.11's native one, does not ask).
-const OWN: Capabilities = Capabilities::ACK_SPACING;
+/// a sender that asks (the default controller, 4.11's native one, does not ask), and it
+/// reports its receiver's front in ACKs and reads the peer's.
+const OWN: Capabilities = Capabilities::ACK_SPACING.union(Capabilities::ACK_FRONT);
 
 #[test]
 fn crossing_announcements_are_answered_once_and_both_sides_learn() {

@@ -8,6 +8,7 @@ use std::time::Duration;
 use crate::congestion::{
     AckInfo, Controller, ControllerInit, LossInfo, ReceivedInfo, SentInfo, TimeoutInfo,
 };
+use crate::seq::SeqNumber;
 use crate::time::Instant;
 
 /// What a test sees of the controller it wraps, and what it decides in its place.
@@ -16,6 +17,8 @@ pub(crate) trait Watcher: Send + fmt::Debug {
     fn sent(&mut self, _now: Instant, _info: &SentInfo) {}
     /// The application closed the connection.
     fn closed(&mut self) {}
+    /// The peer reported its receiver's front.
+    fn front(&mut self, _front: SeqNumber) {}
     /// The controller's answer to [`Controller::short_trains`].
     fn short_trains(&self) -> bool {
         false
@@ -37,6 +40,10 @@ impl<W: Watcher> Controller for Watched<W> {
     }
     fn on_ack(&mut self, now: Instant, ack: &AckInfo) {
         self.inner.on_ack(now, ack);
+    }
+    fn on_front(&mut self, now: Instant, front: SeqNumber, ack: &AckInfo) {
+        self.watcher.front(front);
+        self.inner.on_front(now, front, ack);
     }
     fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
         self.inner.on_loss(now, loss);

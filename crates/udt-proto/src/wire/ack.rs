@@ -1,20 +1,30 @@
-//! ACK bodies (control type 2): light (4 bytes), medium (16) and full (24).
+//! ACK bodies (control type 2): light (4 bytes), medium (16), full (24) and, between udt
+//! peers, full with the receiver's front (28).
 //!
 //! ```text
 //!  header word 1: ACK number (0 for light ACKs)
-//!  body word 0: first sequence number not yet received      light, medium, full
-//!  body word 1: RTT (µs)                                            medium, full
-//!  body word 2: RTT variance (µs)                                   medium, full
-//!  body word 3: available receive buffer (packets, UDT4 ⚠)          medium, full
-//!  body word 4: packet arrival rate (packets/s)                             full
-//!  body word 5: estimated link capacity (packets/s)                         full
+//!  body word 0: first sequence number not yet received      light, medium, full, front
+//!  body word 1: RTT (µs)                                            medium, full, front
+//!  body word 2: RTT variance (µs)                                   medium, full, front
+//!  body word 3: available receive buffer (packets, UDT4 ⚠)          medium, full, front
+//!  body word 4: packet arrival rate (packets/s, 0 = unknown)                full, front
+//!  body word 5: estimated link capacity (packets/s, 0 = unknown)            full, front
+//!  body word 6: one past the largest sequence number received                     front
 //! ```
 //!
 //! Length rule: 4.11's sender treats a body of exactly 4 bytes as light, otherwise reads
 //! words 0–3, and reads words 4–5 when the body is longer than 16. At 8, 12 or 20 bytes it
 //! would read bytes that were never sent, so we reject those ([`Error::BadLength`]) and bodies
-//! under 4 bytes ([`Error::Truncated`]). Accepted: 4 (light), 16 (medium) and 24 or more
-//! (full; extra bytes ignored, as 4.11 does). We only emit 4, 16 or 24.
+//! under 4 bytes ([`Error::Truncated`]). Accepted: 4 (light), 16 (medium), 24 (full) and 28
+//! or more (full with a front; bytes past word 6 ignored). 4.11 ignores whatever follows
+//! word 5, so word 6 changes nothing for it; we send it only to a peer that announced
+//! [`Capabilities::ACK_FRONT`](super::Capabilities::ACK_FRONT), and only such a peer's is
+//! read (see `connection/control.rs`).
+//!
+//! Why the front: UDT4's ACK is cumulative, so while a lost packet's repair is under way
+//! (a round trip) the sender learns nothing of what arrives behind the hole, unless another
+//! loss's NAK shows it. Its delivery-rate samples then span the hole, and in start-up under
+//! random loss they grew about 1.5 times a round where they double without loss.
 
 use super::header::{body_word, put_word};
 use super::Error;
@@ -40,7 +50,7 @@ pub struct AckDetails {
     pub rtt_var_us: u32,
     /// Free receive buffer, in packets (4.11 sends at least 2).
     pub avail_buf_pkts: u32,
-    /// `None` for a medium (16-byte) ACK, `Some` for a full (24-byte) one.
+    /// `None` for a medium (16-byte) ACK, `Some` for a full (24- or 28-byte) one.
     pub rates: Option<AckRates>,
 }
 
@@ -51,6 +61,10 @@ pub struct AckRates {
     pub recv_rate_pkts: u32,
     /// Estimated link capacity.
     pub bandwidth_pkts: u32,
+    /// One past the largest sequence number the receiver has got (word 6, 28-byte ACKs):
+    /// everything between the ACK number and this has arrived or is in the receiver's loss
+    /// list.
+    pub front: Option<SeqNumber>,
 }
 
 /// Light ACK body length.
@@ -59,6 +73,8 @@ pub const LIGHT_LEN: usize = 4;
 pub const MEDIUM_LEN: usize = 16;
 /// Full ACK body length.
 pub const FULL_LEN: usize = 24;
+/// Full ACK body length with the receiver's front.
+pub const FRONT_LEN: usize = 28;
 
 impl AckRepr {
     /// Parses an ACK body; `number` is the header's additional-info word.
@@ -71,9 +87,15 @@ impl AckRepr {
             len if len < LIGHT_LEN => return Err(Error::Truncated),
             MEDIUM_LEN => Some(AckDetails::parse_words(word(1)?, word(2)?, word(3)?, None)),
             len if len >= FULL_LEN => {
+                let front = if len >= FRONT_LEN {
+                    Some(SeqNumber::new(word(6)?))
+                } else {
+                    None
+                };
                 let rates = AckRates {
                     recv_rate_pkts: word(4)?,
                     bandwidth_pkts: word(5)?,
+                    front,
                 };
                 Some(AckDetails::parse_words(
                     word(1)?,
@@ -91,12 +113,13 @@ impl AckRepr {
         })
     }
 
-    /// Body length: 4, 16 or 24.
+    /// Body length: 4, 16, 24 or 28.
     pub fn buffer_len(&self) -> usize {
-        match self.details {
+        match self.details.map(|d| d.rates) {
             None => LIGHT_LEN,
-            Some(AckDetails { rates: None, .. }) => MEDIUM_LEN,
-            Some(AckDetails { rates: Some(_), .. }) => FULL_LEN,
+            Some(None) => MEDIUM_LEN,
+            Some(Some(AckRates { front: None, .. })) => FULL_LEN,
+            Some(Some(AckRates { front: Some(_), .. })) => FRONT_LEN,
         }
     }
 
@@ -112,6 +135,9 @@ impl AckRepr {
         if let Some(rates) = details.rates {
             put_word(out, rates.recv_rate_pkts);
             put_word(out, rates.bandwidth_pkts);
+            if let Some(front) = rates.front {
+                put_word(out, front.value());
+            }
         }
     }
 

@@ -55,6 +55,11 @@ impl Capabilities {
     /// so ([`Controller::sizes_for_sparse_acks`](crate::congestion::Controller::sizes_for_sparse_acks)).
     /// Announced by the connection itself.
     pub const SPARSE_ACK_SENDER: Self = Self(1 << 3);
+    /// This side's receiver reports its front (one past the largest sequence number it has
+    /// got) in its ACKs, also while a hole holds the ACK number, and its sender reads the
+    /// peer's ([`AckRates::front`](super::AckRates::front)). Announced by the connection
+    /// itself.
+    pub const ACK_FRONT: Self = Self(1 << 4);
 
     /// Whether every bit of `other` is set.
     pub const fn contains(self, other: Self) -> bool {

@@ -133,6 +133,9 @@ impl Display for AckRepr {
                 " rate={} bw={}",
                 rates.recv_rate_pkts, rates.bandwidth_pkts
             )?;
+            if let Some(front) = rates.front {
+                write!(f, " front=#{}", front.value())?;
+            }
         }
         Ok(())
     }

@@ -47,12 +47,15 @@ fn handshake() -> impl Strategy<Value = HandshakeRepr> {
 }
 
 fn ack() -> impl Strategy<Value = AckRepr> {
-    let rates = proptest::option::of((any::<u32>(), any::<u32>()).prop_map(
-        |(recv_rate_pkts, bandwidth_pkts)| AckRates {
-            recv_rate_pkts,
-            bandwidth_pkts,
-        },
-    ));
+    let rates = proptest::option::of(
+        (any::<u32>(), any::<u32>(), proptest::option::of(seq())).prop_map(
+            |(recv_rate_pkts, bandwidth_pkts, front)| AckRates {
+                recv_rate_pkts,
+                bandwidth_pkts,
+                front,
+            },
+        ),
+    );
     let details = proptest::option::of((any::<u32>(), any::<u32>(), any::<u32>(), rates).prop_map(
         |(rtt_us, rtt_var_us, avail_buf_pkts, rates)| AckDetails {
             rtt_us,

@@ -402,6 +402,7 @@ fn ack_full_like_4_11_first_ack() {
             rates: Some(AckRates {
                 recv_rate_pkts: 1,
                 bandwidth_pkts: 1000,
+                front: None,
             }),
         }),
     };
@@ -426,10 +427,52 @@ fn ack_rejects_body_lengths_4_11_would_misread() {
     for body_len in 0..4 {
         assert_eq!(Packet::parse(&full[..16 + body_len]), Err(Error::Truncated));
     }
-    // Longer than 24: read as full, the extra ignored (4.11 does the same).
+    // 25-27 bytes: read as full, the extra ignored (4.11 does the same).
     let mut long = full.clone();
-    long.extend_from_slice(&[0xAA; 6]);
+    long.extend_from_slice(&[0xAA; 3]);
     assert_eq!(Packet::parse(&long), Packet::parse(&full));
+}
+
+const ACK_WITH_FRONT: &[&str] = &[
+    "80020000", // control | type 2 ACK
+    "00000007", // ACK number 7
+    "00000000", // timestamp
+    "0BADF00D", // dst socket
+    "00001000", // ack: 4096 is the first missing
+    "00002710", // RTT 10000 µs
+    "000003E8", // RTT variance 1000 µs
+    "00004000", // available buffer 16384 packets
+    "00000000", // arrival rate unknown (no fresh rates in this ACK)
+    "00000000", // link capacity unknown
+    "00001234", // front: everything before 4660 arrived or was reported lost
+];
+
+#[test]
+fn ack_with_the_receivers_front_28_bytes() {
+    let ack = AckRepr {
+        number: AckNumber::new(7),
+        ack: SeqNumber::new(4096),
+        details: Some(AckDetails {
+            rtt_us: 10_000,
+            rtt_var_us: 1000,
+            avail_buf_pkts: 16_384,
+            rates: Some(AckRates {
+                recv_rate_pkts: 0,
+                bandwidth_pkts: 0,
+                front: Some(SeqNumber::new(0x1234)),
+            }),
+        }),
+    };
+    let packet = control(0x0BAD_F00D, ControlBody::Ack(ack));
+    check(&hex(ACK_WITH_FRONT), &packet);
+    assert_eq!(
+        packet.to_string(),
+        "ack ack7 #4096 rtt=10000us var=1000us buf=16384 rate=0 bw=0 front=#4660 dst=0xbadf00d"
+    );
+    // Past word 6: ignored.
+    let mut long = hex(ACK_WITH_FRONT);
+    long.extend_from_slice(&[0xAA; 5]);
+    assert_eq!(Packet::parse(&long), Packet::parse(&hex(ACK_WITH_FRONT)));
 }
 
 // ---- NAK -------------------------------------------------------------------------------
