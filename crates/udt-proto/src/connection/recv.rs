@@ -520,9 +520,9 @@ impl Connection {
         self.rcv.light_ack_count = 1;
         self.announce_readable(now, false);
         let ack = self.ack_point();
-        let window_update = std::mem::take(&mut self.rcv.window_update_due);
-        let window_update = window_update || self.front_news(ack);
-        if ack == self.rcv.last_ack2 && !window_update {
+        // News the ACK number cannot show: a window update, or a front moved behind a hole.
+        let news = std::mem::take(&mut self.rcv.window_update_due) || self.front_news(ack);
+        if ack == self.rcv.last_ack2 && !news {
             return;
         }
         if ack > self.rcv.last_ack {
@@ -536,7 +536,7 @@ impl Connection {
                 .rcv
                 .last_full_ack
                 .is_some_and(|t| now - t < self.rtt.rto_base());
-            if recent && !window_update {
+            if recent && !news {
                 return;
             }
         } else {

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use udt_netsim::{LinkConfig, LossModel};
+use udt_netsim::LinkConfig;
 
 use super::sim::Pair;
 use crate::config::ConnectionConfig;
@@ -114,22 +114,8 @@ fn a_reader_that_does_not_read_gets_no_more_buffer() {
 /// 6-20.
 fn lossy_200_ms_flow(seed: u64) -> f64 {
     let rtt = Duration::from_millis(200);
-    let rate = 1_000_000_000;
-    let link = || {
-        LinkConfig::new()
-            .rate_bps(rate)
-            .delay(rtt / 2)
-            .queue_bytes(LinkConfig::bdp_bytes(rate, rtt))
-            .loss(LossModel::bernoulli(0.01))
-    };
-    let mut pair = Pair::new(link(), link(), config(), seed);
-    let (c, s) = pair.connect(config());
+    let (mut pair, c, s) = Pair::lossy_gso_peers(rtt, 0.01, config(), seed);
     let (client, server) = (pair.client, pair.server);
-    for node in [(client, c), (server, s)] {
-        pair.sim
-            .conn(node.0, node.1)
-            .set_local_extensions(Capabilities::GSO);
-    }
     let chunk = vec![7u8; 256 * 1024];
     let mut rbuf = vec![0u8; 1 << 20];
     let mut got = [0u64; 2];

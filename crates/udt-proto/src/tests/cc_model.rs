@@ -18,7 +18,6 @@ use crate::config::ConnectionConfig;
 use crate::congestion::{ControllerFactory, CubicFactory, ModelFactory, NativeFactory};
 use crate::connection::State;
 use crate::seq::SocketId;
-use crate::wire::Capabilities;
 
 /// IP + UDP header bytes the simulator does not count, so a "1 Gbit/s" link carries what a
 /// 1 Gbit/s Ethernet path would (as in `throughput.rs`).
@@ -929,24 +928,10 @@ fn model_reaches_90_percent_within_2_s_at_100_ms() {
 /// application read in the first 2 s after its first write.
 fn megabits_read_in_2_s_at_100_ms(seed: u64, loss: f64) -> f64 {
     let rtt = Duration::from_millis(100);
-    let rate = 1_000_000_000;
-    let link = || {
-        LinkConfig::new()
-            .rate_bps(rate)
-            .delay(rtt / 2)
-            .queue_bytes(LinkConfig::bdp_bytes(rate, rtt))
-            .loss(LossModel::bernoulli(loss))
-    };
     let mut config = ConnectionConfig::default();
     config.controller(model());
-    let mut pair = Pair::new(link(), link(), config.clone(), seed);
-    let (c, s) = pair.connect(config);
+    let (mut pair, c, s) = Pair::lossy_gso_peers(rtt, loss, config, seed);
     let (client, server) = (pair.client, pair.server);
-    for (node, id) in [(client, c), (server, s)] {
-        pair.sim
-            .conn(node, id)
-            .set_local_extensions(Capabilities::GSO);
-    }
     pair.sim.run_for(rtt);
     let chunk = vec![7u8; 256 * 1024];
     let mut rbuf = vec![0u8; 1 << 20];

@@ -133,6 +133,12 @@ impl Raw {
 }
 
 fn full_ack(number: u32, ack: SeqNumber) -> ControlBody {
+    numbered_ack(number, ack, None)
+}
+
+/// A numbered ACK `number` for `ack` with 4.11's first RTT figures, 8,190 packets free and
+/// `rates`.
+fn numbered_ack(number: u32, ack: SeqNumber, rates: Option<AckRates>) -> ControlBody {
     ControlBody::Ack(AckRepr {
         number: AckNumber::new(number),
         ack,
@@ -140,7 +146,7 @@ fn full_ack(number: u32, ack: SeqNumber) -> ControlBody {
             rtt_us: 100_000,
             rtt_var_us: 50_000,
             avail_buf_pkts: 8190,
-            rates: None,
+            rates,
         }),
     })
 }
@@ -718,20 +724,12 @@ impl ControllerFactory for HearsFrontsFactory {
 
 /// A full ACK numbered `number` for `ack` that reports `front`.
 fn ack_with_front(number: u32, ack: SeqNumber, front: SeqNumber) -> ControlBody {
-    ControlBody::Ack(AckRepr {
-        number: AckNumber::new(number),
-        ack,
-        details: Some(AckDetails {
-            rtt_us: 100_000,
-            rtt_var_us: 50_000,
-            avail_buf_pkts: 8190,
-            rates: Some(AckRates {
-                recv_rate_pkts: 0,
-                bandwidth_pkts: 0,
-                front: Some(front),
-            }),
-        }),
-    })
+    let rates = AckRates {
+        recv_rate_pkts: 0,
+        bandwidth_pkts: 0,
+        front: Some(front),
+    };
+    numbered_ack(number, ack, Some(rates))
 }
 
 /// The controller hears a front from a peer that announced `ACK_FRONT`, with an ACK that

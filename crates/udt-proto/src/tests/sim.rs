@@ -30,7 +30,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use udt_netsim::{Link, LinkConfig, StallSchedule};
+use udt_netsim::{Link, LinkConfig, LossModel, StallSchedule};
 
 use crate::config::ConnectionConfig;
 use crate::connection::Connection;
@@ -660,5 +660,33 @@ impl Pair {
         });
         assert!(ok, "handshake did not complete");
         (c, self.sim.nodes[server].accepted[0])
+    }
+
+    /// Two of our peers (GSO announced both ways, so the capabilities the connections add,
+    /// such as receiver fronts, are on) over 1 Gbit/s × `rtt` with `loss` random loss each
+    /// way and a one-BDP queue, connected with `config` on both sides; returns the pair and
+    /// (client id, server id).
+    pub(crate) fn lossy_gso_peers(
+        rtt: Duration,
+        loss: f64,
+        config: ConnectionConfig,
+        seed: u64,
+    ) -> (Self, SocketId, SocketId) {
+        let rate = 1_000_000_000;
+        let link = || {
+            LinkConfig::new()
+                .rate_bps(rate)
+                .delay(rtt / 2)
+                .queue_bytes(LinkConfig::bdp_bytes(rate, rtt))
+                .loss(LossModel::bernoulli(loss))
+        };
+        let mut pair = Self::new(link(), link(), config.clone(), seed);
+        let (c, s) = pair.connect(config);
+        for (node, id) in [(pair.client, c), (pair.server, s)] {
+            pair.sim
+                .conn(node, id)
+                .set_local_extensions(crate::wire::Capabilities::GSO);
+        }
+        (pair, c, s)
     }
 }
