@@ -1732,7 +1732,6 @@ impl ModelBased {
             _ => self.config.cwnd_gain,
         };
         let bw = self.bandwidth_pkts();
-        let beyond_holes = self.cum_ack.offset_to(self.sampler.front()).max(0);
         let queueing = self
             .srtt
             .saturating_sub(self.min_rtt())
@@ -1740,7 +1739,13 @@ impl ModelBased {
         let nak_interval = self.min_rtt().max(SYN) + SYN;
         let repair = nak_interval.as_secs_f64() - gain * self.min_rtt().as_secs_f64();
         let repair_pkts = bw * repair.max(0.0);
-        gain * self.bdp_pkts() + bw * queueing.as_secs_f64() + repair_pkts + f64::from(beyond_holes)
+        gain * self.bdp_pkts() + bw * queueing.as_secs_f64() + repair_pkts + self.beyond_holes()
+    }
+
+    /// The packets between the cumulative ACK and the receiver's known front: arrived
+    /// behind holes, or holes being repaired. The connection counts them in flight.
+    fn beyond_holes(&self) -> f64 {
+        f64::from(self.cum_ack.offset_to(self.sampler.front()).max(0))
     }
 
     /// How long the peer's receiver lets data wait for an ACK: [`SYN`], or with spaced ACKs
@@ -1800,7 +1805,7 @@ impl ModelBased {
     /// beside other flows more aggressive (a 200 ms flow beside a 20 ms one at 200 Mbit/s
     /// kept 18 of the 200 Mbit/s, seed 105; four sharing flows σ/μ 0.122 against 0.1).
     fn update_window(&mut self, newly_acked: u64) {
-        let beyond_holes = f64::from(self.cum_ack.offset_to(self.sampler.front()).max(0));
+        let beyond_holes = self.beyond_holes();
         self.cwnd_pkts = if self.mode == ModelMode::ProbeRtt {
             self.probe_rtt_window()
         } else if let Some(c) = &self.competing {
@@ -1949,9 +1954,8 @@ impl Controller for ModelBased {
         if !self.fronts_reported {
             // Start-up's window now counts what lies behind holes: see `update_window`.
             self.fronts_reported = true;
-            self.grown_pkts = (self.cwnd_pkts
-                - f64::from(self.cum_ack.offset_to(self.sampler.front()).max(0)))
-            .max(self.config.min_window_pkts());
+            self.grown_pkts =
+                (self.cwnd_pkts - self.beyond_holes()).max(self.config.min_window_pkts());
         }
         let newly = self.absorb(now, front, ack.recv_rate_pkts, ack.receiver_time);
         self.update_window(newly);

@@ -124,12 +124,7 @@ fn lossy_200_ms_flow(seed: u64) -> f64 {
             let now = sim.now;
             let conn = sim.conn(client, c);
             while conn.send_buffer_free() > chunk.len() && conn.send(now, &chunk).is_ok() {}
-            while let Ok(n) = sim.conn(server, s).recv(&mut rbuf) {
-                if n == 0 {
-                    break;
-                }
-                got[i] += n as u64;
-            }
+            got[i] += sim.read_all(server, s, &mut rbuf);
             false
         });
     }

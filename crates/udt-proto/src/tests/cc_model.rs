@@ -940,12 +940,7 @@ fn megabits_read_in_2_s_at_100_ms(seed: u64, loss: f64) -> f64 {
         let now = sim.now;
         let conn = sim.conn(client, c);
         while conn.send_buffer_free() > chunk.len() && conn.send(now, &chunk).is_ok() {}
-        while let Ok(n) = sim.conn(server, s).recv(&mut rbuf) {
-            if n == 0 {
-                break;
-            }
-            got += n as u64;
-        }
+        got += sim.read_all(server, s, &mut rbuf);
         false
     });
     got as f64 * 8.0 / 1e6
