@@ -536,6 +536,11 @@ fn model_is_fair_to_kernel_like_cubic() {
 /// the lab). Held to half an equal share at least and 1.5 at most (a loss-blind flow in its
 /// place takes 0.34-1.55 with the seed: these flows do not share evenly among themselves
 /// either), with the loss-blind flows keeping 90% of what they get beside one more of theirs.
+///
+/// Medians of nine seeds, not [`SEEDS`]' five: beside ten of them the share sits near the
+/// bar (0.52, the median of seeds 1-21; one run reads 0.36-0.65 with the seed), and the
+/// median of five crossed it when a change moved one seed (session 95's overshoot rule: seed
+/// 1 read 0.48 instead of 0.53, the other twenty within 0.02 of main's).
 #[test]
 fn model_holds_its_share_beside_flows_that_ignore_loss() {
     for n in [4usize, 10] {
@@ -545,7 +550,7 @@ fn model_holds_its_share_beside_flows_that_ignore_loss() {
             late: Duration::ZERO,
             link: Bottleneck::wan(),
         };
-        let runs: Vec<_> = SEEDS.map(|seed| s.friendliness(&model(), seed)).collect();
+        let runs: Vec<_> = (1..=9).map(|seed| s.friendliness(&model(), seed)).collect();
         let f = median_friendliness(&runs);
         println!(
             "model beside {n} loss-blind flows: {:.2} x an equal share, they keep {:.2} \

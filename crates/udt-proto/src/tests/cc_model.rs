@@ -924,23 +924,30 @@ fn model_reaches_90_percent_within_2_s_at_100_ms() {
 }
 
 /// Between our peers (GSO announced both ways, so the receiver reports its front) at
-/// 1 Gbit/s x 100 ms with `loss` random loss each way and a BDP queue: megabits the
-/// application read in the first 2 s after its first write.
-fn megabits_read_in_2_s_at_100_ms(seed: u64, loss: f64) -> f64 {
-    let rtt = Duration::from_millis(100);
+/// 1 Gbit/s x `rtt` with `loss` random loss each way and a BDP queue, the sender running
+/// `cc`: megabits the application read from `from` to `to` after its first write.
+fn megabits_read(
+    cc: Arc<dyn ControllerFactory>,
+    (rtt, loss, seed): (Duration, f64, u64),
+    (from, to): (Duration, Duration),
+) -> f64 {
     let mut config = ConnectionConfig::default();
-    config.controller(model());
+    config.controller(cc);
     let (mut pair, c, s) = Pair::lossy_gso_peers(rtt, loss, config, seed);
     let (client, server) = (pair.client, pair.server);
     pair.sim.run_for(rtt);
     let chunk = vec![7u8; 256 * 1024];
     let mut rbuf = vec![0u8; 1 << 20];
     let mut got = 0u64;
-    pair.sim.run_until(Duration::from_secs(2), |sim| {
+    let start = pair.sim.now;
+    pair.sim.run_until(to, |sim| {
         let now = sim.now;
         let conn = sim.conn(client, c);
         while conn.send_buffer_free() > chunk.len() && conn.send(now, &chunk).is_ok() {}
-        got += sim.read_all(server, s, &mut rbuf);
+        let read = sim.read_all(server, s, &mut rbuf);
+        if now - start >= from {
+            got += read;
+        }
         false
     });
     got as f64 * 8.0 / 1e6
@@ -956,11 +963,38 @@ fn megabits_read_in_2_s_at_100_ms(seed: u64, loss: f64) -> f64 {
 #[test]
 fn between_our_peers_model_starts_up_through_random_loss() {
     let mut runs: Vec<f64> = (4..7)
-        .map(|seed| megabits_read_in_2_s_at_100_ms(seed, 0.01))
+        .map(|seed| {
+            let path = (Duration::from_millis(100), 0.01, seed);
+            megabits_read(model(), path, (Duration::ZERO, Duration::from_secs(2)))
+        })
         .collect();
     runs.sort_by(f64::total_cmp);
     println!("model, GSO peers, 1 Gbit/s x 100 ms, 1% loss: read in 2 s {runs:.0?} Mbit");
     assert!(runs[1] >= 600.0, "{runs:.0?} Mbit");
+}
+
+/// A round that start-up's overshoot ends in is judged at its NAKs once it stalls, and again
+/// when it ends, and its losses are the overshoot's each time: the estimate stays what the
+/// path delivered. Judged at its end by its loss rate, a lost repair that held the ACK halved
+/// a lone flow's estimate after the drain: at 1 Gbit/s x 200 ms, started with a 333-packet
+/// window (20 Mbit/s over the RTT), seeds 4 and 7 then read 2,721 and 2,712 Mbit in seconds
+/// 4-7, against 2,967 and 2,966 with the estimate kept (the link carries 2,967). With 32
+/// packets these seeds lose no repair there; the lab's 15 s flows at 100 ms without loss had
+/// one run of six at 806 Mbit/s against 898-904 (session 95, not traced).
+#[test]
+fn start_ups_overshoot_leaves_the_estimate_however_often_it_is_judged() {
+    let mut factory = ModelFactory::default();
+    factory.config.initial_window_pkts(333.0);
+    let cc: Arc<dyn ControllerFactory> = Arc::new(factory);
+    for seed in [4, 7] {
+        let path = (Duration::from_millis(200), 0.0, seed);
+        let span = (Duration::from_secs(4), Duration::from_secs(7));
+        let read = megabits_read(cc.clone(), path, span);
+        println!(
+            "model, GSO peers, 1 Gbit/s x 200 ms, seed {seed}: read in seconds 4-7 {read:.0} Mbit"
+        );
+        assert!(read >= 2_850.0, "seed {seed}: {read:.0} Mbit");
+    }
 }
 
 /// Issue 12's 0 ms cells: the lab's "0 ms" path has a few hundred microseconds of RTT and a
