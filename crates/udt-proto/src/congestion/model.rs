@@ -210,6 +210,9 @@ const SHORT_PATH_SLACK_PHASE: Duration = Duration::from_millis(6);
 const DEEPEST_BACKOFF: f64 = 0.5;
 /// Fewest losses in a round that can end startup.
 const MIN_STARTUP_LOSSES: u64 = 16;
+/// Fewest losses of packets sent after start-up that make a round begun in start-up
+/// congestion rather than start-up's overshoot (see [`ModelBased::back_off_once`]).
+const MIN_CONGESTION_LOSSES: u64 = 16;
 /// What a queue test paces at, as a fraction of the delivery rate measured before it (see
 /// [`QueueTest`]).
 const TEST_GAIN: f64 = 0.75;
@@ -962,7 +965,8 @@ impl ModelBased {
             // 200 ms halved its estimate there (2,721 Mbit read in seconds 4-7 where the link
             // carries 2,967, simulator); with every judgement exempt whatever was lost, a
             // newcomer beside ten CUBIC flows kept 2.10 equal shares (bar 1.25).
-            let overshoot = self.round_from_startup && self.after_startup_lost < MIN_STARTUP_LOSSES;
+            let overshoot =
+                self.round_from_startup && self.after_startup_lost < MIN_CONGESTION_LOSSES;
             let factor = if overshoot && self.arrival_settled() {
                 1.0
             } else {
