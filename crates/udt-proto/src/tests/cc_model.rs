@@ -973,14 +973,15 @@ fn between_our_peers_model_starts_up_through_random_loss() {
     assert!(runs[1] >= 600.0, "{runs:.0?} Mbit");
 }
 
-/// A round that start-up's overshoot ends in is judged at its NAKs once it stalls, and again
-/// when it ends, and its losses are the overshoot's each time: the estimate stays what the
-/// path delivered. Judged at its end by its loss rate, a lost repair that held the ACK halved
-/// a lone flow's estimate after the drain: at 1 Gbit/s x 200 ms, started with a 333-packet
-/// window (20 Mbit/s over the RTT), seeds 4 and 7 then read 2,721 and 2,712 Mbit in seconds
-/// 4-7, against 2,967 and 2,966 with the estimate kept (the link carries 2,967). With 32
-/// packets these seeds lose no repair there; the lab's 15 s flows at 100 ms without loss had
-/// one run of six at 806 Mbit/s against 898-904 (session 95, not traced).
+/// A round that start-up's overshoot ends in is judged at its NAKs once it stalls, and
+/// again when it ends, and its losses are the overshoot's each time: the estimate stays
+/// what the path delivered. Judged at its end by its loss rate, a lost repair that held the
+/// ACK cut a lone flow's estimate after the drain (to 0.69): at 1 Gbit/s x 200 ms, started
+/// with a 333-packet window (20 Mbit/s over the RTT), seeds 4 and 7 then read 2,721 and
+/// 2,712 Mbit in seconds 4-7, against 2,967 and 2,966 with the estimate kept (the link
+/// carries 2,967). With 32 packets these seeds lose no repair there; the lab's 15 s flows
+/// at 100 ms without loss had one run of six at 806 Mbit/s against 898-904 (session 95, not
+/// traced).
 #[test]
 fn start_ups_overshoot_leaves_the_estimate_however_often_it_is_judged() {
     let mut factory = ModelFactory::default();
