@@ -1531,6 +1531,7 @@ impl ModelBased {
         }
         if self.leave_competition(now, true).is_some() {
             self.suspended = None;
+            self.watch.on_random_exit(now);
         }
     }
 

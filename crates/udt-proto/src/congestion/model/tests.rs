@@ -1243,6 +1243,36 @@ fn a_starved_window_acknowledged_on_the_timer_still_sees_random_loss() {
     assert!(model.bandwidth_pkts() >= entered_at * 0.99);
 }
 
+/// Competitions that random losses end count as random losses for the guard that keeps the
+/// model from taking a loss for congestion, though the recent RTT never shows the queue
+/// empty: alone at 1 Gbit/s × 10 ms with 0.1% loss in the lab, a flow whose recent RTT read
+/// 2-9 ms over the floor competed two to four times a second, each competition ended by a
+/// random loss that only the smoothed RTT showed.
+#[test]
+fn competitions_ended_by_random_loss_say_the_path_has_random_loss() {
+    let rtt = Duration::from_millis(10);
+    let (mut model, mut now, largest) =
+        with_a_standing_queue(&ModelConfig::default(), rtt, Duration::from_millis(20), 12);
+    for exit in 1..=3 {
+        assert!(!model.watch.random_loss_lately(now), "after {exit} exits");
+        model.srtt = Duration::from_millis(20);
+        model.compete(now, largest, Entry::Loss);
+        for _ in 0..30 {
+            now += Duration::from_millis(10);
+            model.watch.on_rtt(now, Duration::from_millis(18), true);
+        }
+        assert!(!model.watch.queue_empty(), "the recent RTT shows a queue");
+        model.srtt = Duration::from_micros(10_300);
+        model.judge_random_loss(now);
+        assert!(
+            !model.competing(),
+            "exit {exit}: a random loss with the queue empty"
+        );
+    }
+    assert!(model.watch.random_loss_lately(now));
+    assert!(!model.watch.random_loss_lately(now + Duration::from_secs(3)));
+}
+
 /// A model flow on a 40 ms path that competes as a CUBIC flow until its trial, whose drain
 /// then ends; the queue reads `queued` until the verdict. Returns the flow after it.
 fn after_a_trial(queued: Duration) -> ModelBased {
