@@ -1254,7 +1254,8 @@ fn competitions_ended_by_random_loss_say_the_path_has_random_loss() {
     let (mut model, mut now, largest) =
         with_a_standing_queue(&ModelConfig::default(), rtt, Duration::from_millis(20), 12);
     for exit in 1..=3 {
-        assert!(!model.watch.random_loss_lately(now), "after {exit} exits");
+        let before = exit - 1;
+        assert!(!model.watch.random_loss_lately(now), "after {before} exits");
         model.srtt = Duration::from_millis(20);
         model.compete(now, largest, Entry::Loss);
         for _ in 0..30 {
