@@ -79,7 +79,7 @@
 //!   (32 entries in 10 s, all from the top-of-range test, each ended by a random loss within
 //!   50-150 ms): 701 Mbit/s of 1 Gbit/s against 937 with the mode off; with it, 925. A
 //!   competition that such a loss ended counts as one of them, however the queue was seen
-//!   empty ([`QueueWatch::on_random_exit`]): where only the smoothed RTT showed it, the same
+//!   empty ([`QueueWatch::count_random_loss`]): where only the smoothed RTT showed it, the same
 //!   entries came back (two to four a second, 644-714 Mbit/s in the lab).
 //!
 //! Beside loss-based flows on a path without random loss, losses come with the queue full,
@@ -300,20 +300,10 @@ impl QueueWatch {
         }
     }
 
-    /// A competition ended at `now` by a loss with the queue empty while competing
-    /// ([`QueueWatch::queue_empty_while_competing`], which also reads the smoothed RTT): a
-    /// random loss, counted as [`QueueWatch::on_loss`] counts one. Counted by the recent RTT
-    /// alone, such losses never kept a lone flow at 1 Gbit/s × 10 ms with 0.1% random loss
-    /// in the lab from taking its own queue for competitors': its recent RTT read 2-9 ms
-    /// over the floor, and it competed two to four times a second, each time for 100-300 ms
-    /// at a CUBIC window cut to β, ended by a loss that the smoothed RTT showed random
-    /// (644 and 714 Mbit/s in two runs).
-    pub(super) fn on_random_exit(&mut self, now: Instant) {
-        self.count_random_loss(now);
-    }
-
-    /// Counts a random loss at `now` if the last one counted is a floor behind.
-    fn count_random_loss(&mut self, now: Instant) {
+    /// Counts a random loss at `now` if the last one counted is a floor behind: one that
+    /// [`QueueWatch::on_loss`] found with the queue empty, or one that ended a competition
+    /// (see `ModelBased::judge_random_loss`).
+    pub(super) fn count_random_loss(&mut self, now: Instant) {
         let spacing = self.floor().unwrap_or(MIN_RECENT);
         let last = self.random_losses[RANDOM_LOSSES - 1];
         if last.is_none_or(|at| now - at >= spacing) {
