@@ -377,6 +377,7 @@ fn measure_rate(
         let [ab, ba] = lab.stats();
         let stats = ba; // the blast goes b -> a
         let link_drops = stats.link.dropped();
+        let intake_drops = lab.intake_drops().map_or("?".into(), |d| d[1].to_string());
         unexplained += report
             .sent
             .saturating_sub(report.received)
@@ -384,7 +385,7 @@ fn measure_rate(
         late.push(stats.mean_late());
         max_late = max_late.max(stats.max_late).max(ab.max_late);
         eprintln!(
-            "udt lab calibrate: {} run {}: offered {}, measured {} ({:.3}), sent {} received {} link drops {} mean late {:?} max late {:?} forwarder cpu {:?} oversleep {:?}",
+            "udt lab calibrate: {} run {}: offered {}, measured {} ({:.3}), sent {} received {} link drops {} intake drops {} mean late {:?} max late {:?} forwarder cpu {:?} oversleep {:?}",
             format_rate(rate),
             run + 1,
             format_rate(report.offered_bps as u64),
@@ -393,6 +394,7 @@ fn measure_rate(
             report.sent,
             report.received,
             link_drops,
+            intake_drops,
             stats.mean_late(),
             stats.max_late,
             stats.cpu,

@@ -49,6 +49,6 @@ pub mod slow_start;
 mod tun;
 
 pub use forward::DirectionStats;
-pub use lab::{Lab, ADDR_A, ADDR_B};
+pub use lab::{Lab, ADDR_A, ADDR_B, TUN_NAME};
 pub use netns::{check_privileges, Namespace, NotPrivileged};
 pub use params::{LinkParams, ParseError, QueueLimit};

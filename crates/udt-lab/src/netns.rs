@@ -117,6 +117,19 @@ impl Namespace {
         })
     }
 
+    /// Packets the device `dev` in this namespace dropped on transmit, from the namespace's
+    /// `/proc/net/dev`. For a lab's TUN device these are packets its reader (the forwarder)
+    /// had not taken when its queue filled: losses before the link model sees them.
+    pub fn tx_dropped(&self, dev: &str) -> anyhow::Result<u64> {
+        // `/proc/self/net` follows the thread group's namespace, `thread-self` this thread's.
+        let table = self
+            .run(|| std::fs::read_to_string("/proc/thread-self/net/dev"))
+            .and_then(|r| r)
+            .with_context(|| format!("reading /proc/net/dev in {}", self.name))?;
+        tx_dropped_in(&table, dev)
+            .with_context(|| format!("no device {dev} in /proc/net/dev of {}", self.name))
+    }
+
     /// A command that will run inside the namespace, and die with the lab process.
     pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
         let mut cmd = Command::new(program);
@@ -234,6 +247,18 @@ fn enter(fd: RawFd) -> io::Result<()> {
 }
 
 /// Runs `ip ARGS...`, turning a failure into an error with its stderr.
+/// The transmit drops of `dev` in a `/proc/net/dev` table: after the `name:`, eight receive
+/// counters, then transmit bytes, packets, errors and drops.
+fn tx_dropped_in(table: &str, dev: &str) -> Option<u64> {
+    table.lines().find_map(|line| {
+        let (name, counters) = line.split_once(':')?;
+        if name.trim() != dev {
+            return None;
+        }
+        counters.split_whitespace().nth(11)?.parse().ok()
+    })
+}
+
 fn ip(args: &[&str]) -> anyhow::Result<()> {
     let out = Command::new("ip")
         .args(args)
@@ -253,6 +278,19 @@ fn ip(args: &[&str]) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transmit_drops_are_read_from_the_device_line() {
+        let table = "Inter-|   Receive                                                |  Transmit
+ face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed
+    lo:       0       0    0    0    0     0          0         0        0       0    0    0    0     0       0          0
+udtlab0:  184294    2905    0    7    0     0          0         0 457653796  306803    0 4525    0     0       0          0
+";
+        assert_eq!(tx_dropped_in(table, "udtlab0"), Some(4525));
+        assert_eq!(tx_dropped_in(table, "lo"), Some(0));
+        assert_eq!(tx_dropped_in(table, "udtlab"), None);
+        assert_eq!(tx_dropped_in("udtlab0: 1 2 3", "udtlab0"), None);
+    }
 
     #[test]
     fn owner_pid_from_name() {

@@ -93,10 +93,35 @@ fn run_registered(
         terminate(child, signals);
     }
     let status = status?;
+    report_losses(&lab);
     if signals.load(Ordering::Relaxed) > 0 {
         eprintln!("udt lab: interrupted; cleaned up");
     }
     Ok(status)
+}
+
+/// What each direction lost, at the link (by cause) and at its intake (the TUN queue in
+/// front of the forwarder), so that a user comparing a sender's retransmissions with the
+/// path's losses has both.
+fn report_losses(lab: &Lab) {
+    // The forwarder publishes its counters every 10 ms.
+    std::thread::sleep(Duration::from_millis(20));
+    let intake = lab.intake_drops().map_err(|e| format!("{e:#}"));
+    for (i, (dir, stats)) in ["a->b", "b->a"].iter().zip(lab.stats()).enumerate() {
+        let link = &stats.link;
+        let intake = match &intake {
+            Ok(drops) => drops[i].to_string(),
+            Err(e) => format!("? ({e})"),
+        };
+        eprintln!(
+            "udt lab: {dir}: {} packets delivered; lost {} at the link ({} random, {} queue \
+             full), {intake} at the intake",
+            link.delivered,
+            link.dropped(),
+            link.dropped_loss,
+            link.dropped_queue,
+        );
+    }
 }
 
 fn spawn_side(lab: &Lab, cmd: &str) -> anyhow::Result<Child> {

@@ -97,6 +97,32 @@ fn rate_is_the_setting_within_three_percent() {
     });
 }
 
+/// A sender faster than the forwarder reads fills the TUN device's queue, which drops the
+/// rest before the link model sees it. With that queue cut to 8 packets, a blast far above
+/// what the forwarder takes loses packets there, and the lab's two counts, the link's drops
+/// and the intake's, add up to every packet lost (the receiver's buffer holds the rest).
+#[test]
+fn intake_drops_count_what_the_link_never_saw() {
+    with_root("intake_drops", || {
+        let lab = Lab::start(LinkParams::new(100 * MBIT, Duration::from_millis(2))).unwrap();
+        let status = std::process::Command::new("ip")
+            .args(["-n", lab.b().name(), "link", "set", udt_lab::TUN_NAME])
+            .args(["txqueuelen", "8"])
+            .status()
+            .unwrap();
+        assert!(status.success(), "ip link set txqueuelen: {status}");
+        let spec = BlastSpec::for_duration(1472, 5_000 * MBIT, Duration::from_millis(500));
+        let report = probe::blast(&lab, &spec).unwrap();
+        // The forwarder publishes its counters every 10 ms.
+        std::thread::sleep(Duration::from_millis(30));
+        let link = lab.stats()[1].link.dropped();
+        let [_, intake] = lab.intake_drops().unwrap();
+        eprintln!("intake drops: {report:?}, link drops {link}, intake drops {intake}");
+        assert!(intake > 0, "the 8-packet queue never overflowed");
+        assert_eq!(report.sent - report.received, link + intake);
+    });
+}
+
 #[test]
 fn loss_is_binomial() {
     with_root("loss", || {

@@ -54,7 +54,8 @@ pub use report::{Report, Table};
 /// The emulator's reliably sustained rate here (docs/lab/calibration.md): the default cap.
 pub const DEFAULT_RATE_CAP_BPS: u64 = 200_000_000;
 
-/// Index of the b→a direction in [`Lab::stats`]: flows send from b to a ([`flows`]).
+/// Index of the b→a direction in [`Lab::stats`] and [`Lab::intake_drops`]: flows send
+/// from b to a ([`flows`]).
 const DATA_DIRECTION: usize = 1;
 
 /// Pause between runs on one link, so queues drain and sockets close.
@@ -257,6 +258,12 @@ pub struct Row {
     /// A sender's retransmissions over this tell repair from a spurious storm.
     #[serde(default)]
     pub link_drops: Option<u64>,
+    /// Packets lost in the data direction before the link model saw them (the sending
+    /// namespace's TUN queue was full: [`Lab::intake_drops`]), all the run's flows
+    /// together; `None` in reports made before they were counted, or when they could not be
+    /// read. As lost as `link_drops`: a sender repaired these too.
+    #[serde(default)]
+    pub intake_drops: Option<u64>,
     /// The median over the run's seconds of the busy fraction of all the machine's CPUs
     /// (see [`crate::host`]); `None` in reports made before it was measured.
     #[serde(default)]
@@ -422,6 +429,18 @@ fn selected_cells(experiment: &Experiment, settings: &Settings) -> anyhow::Resul
     Ok(cells)
 }
 
+/// The data direction's [`Lab::intake_drops`] so far; `None` (with a warning) when they
+/// cannot be read, so that a report without them says so instead of reading zero.
+fn data_intake_drops(lab: &Lab) -> Option<u64> {
+    match lab.intake_drops() {
+        Ok(drops) => Some(drops[DATA_DIRECTION]),
+        Err(err) => {
+            eprintln!("udt lab: intake drops not counted: {err:#}");
+            None
+        }
+    }
+}
+
 fn run_one(
     experiment: &Experiment,
     lab: &Lab,
@@ -430,6 +449,7 @@ fn run_one(
     settings: &Settings,
 ) -> anyhow::Result<Vec<Row>> {
     let drops_before = lab.stats()[DATA_DIRECTION].link.dropped();
+    let intake_before = data_intake_drops(lab);
     let exits_before = tcp_slow_start_exits(lab);
     let host = HostWatch::start();
     let results = flows::run_flows(lab, &run.flows, &settings.run)
@@ -445,6 +465,9 @@ fn run_one(
         .link
         .dropped()
         .saturating_sub(drops_before);
+    let intake_drops = intake_before
+        .zip(data_intake_drops(lab))
+        .map(|(before, after)| after.saturating_sub(before));
     Ok(run
         .flows
         .iter()
@@ -468,6 +491,7 @@ fn run_one(
                 result,
                 error,
                 link_drops: Some(link_drops),
+                intake_drops,
                 host_busy,
                 host_steal,
                 tcp_slow_start,

@@ -53,6 +53,7 @@ pub(super) fn row(
         }),
         error: None,
         link_drops: None,
+        intake_drops: None,
         host_busy: None,
         host_steal: None,
         tcp_slow_start: None,
