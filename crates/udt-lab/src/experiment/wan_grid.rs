@@ -60,7 +60,7 @@ with their default buffers (ours size themselves); kernel TCP BBR and CUBIC with
 tuned to the path (autotuning limits of four BDPs). Payload capacity is the link rate times \
 1456/1500 for UDT and 1448/1500 for TCP (headers of a 1500-byte packet). The bars for \
 `model`: >= 95% of capacity without loss, >= 90% at 0.1%, >= 85% at 1%, at least tuned \
-BBR's goodput, retransmissions within 1.5x the link's drops.";
+BBR's goodput, retransmissions within 1.5x the packets lost on the way (the link's drops and those at its intake).";
 
 /// The flows of every cell, each alone.
 fn implementations_run() -> Vec<(Implementation, Buffers)> {
