@@ -135,6 +135,7 @@ fn check_common(v: &Value) {
     assert!(f64_field(v, "receiver_cpu_seconds") > 0.0, "{v}");
     u64_field(v, "retransmitted_packets");
     u64_field(v, "lost_packets");
+    u64_field(v, "duplicate_packets");
     let intervals = v["intervals"].as_array().expect("intervals array");
     let interval_bytes: u64 = intervals.iter().map(|i| u64_field(i, "bytes")).sum();
     assert_eq!(interval_bytes, bytes, "intervals add up to the total");

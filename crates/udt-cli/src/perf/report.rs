@@ -45,6 +45,11 @@ pub struct Report {
     pub lost_packets: u64,
     /// UDT data packets sent, retransmissions included (0 for TCP).
     pub sent_packets: u64,
+    /// UDT: data packets the receiver got twice, retransmissions of packets that had
+    /// arrived (spurious) among them; the rest of `retransmitted_packets` repaired real
+    /// losses. 0 for TCP, and when the receiving end is a `udt` that did not count them.
+    #[serde(default)]
+    pub duplicate_packets: u64,
     /// CPU seconds (user + system) of the sending process over the test.
     pub sender_cpu_seconds: f64,
     /// CPU seconds of the receiving process over the test.
@@ -213,6 +218,7 @@ impl Report {
             retransmitted_packets: s.retransmitted_packets,
             lost_packets: lost(o.params.proto, s, r),
             sent_packets: s.packets_sent,
+            duplicate_packets: r.duplicate_packets,
             sender_cpu_seconds: o.sender.cpu_seconds,
             receiver_cpu_seconds: o.receiver.cpu_seconds,
             udt,

@@ -27,6 +27,11 @@ pub struct Sample {
     pub recv_loss_packets: u64,
     /// UDT: sequence numbers NAKs and timeouts put in the sender's loss list.
     pub send_loss_packets: u64,
+    /// UDT: data packets the receiver already had: retransmissions of packets that had
+    /// arrived (spurious), or copies the path duplicated. TCP: 0. Absent from an older
+    /// peer's samples.
+    #[serde(default)]
+    pub duplicate_packets: u64,
     /// Smoothed RTT, milliseconds.
     pub rtt_ms: Option<f64>,
     /// RTT variation, milliseconds.
@@ -49,6 +54,7 @@ impl Sample {
         self.retransmitted_packets += other.retransmitted_packets;
         self.recv_loss_packets += other.recv_loss_packets;
         self.send_loss_packets += other.send_loss_packets;
+        self.duplicate_packets += other.duplicate_packets;
         add_gauge(&mut self.rtt_ms, other.rtt_ms);
         add_gauge(&mut self.rtt_var_ms, other.rtt_var_ms);
         add_gauge(&mut self.send_period_us, other.send_period_us);
@@ -155,6 +161,7 @@ mod tests {
         let a = Sample {
             bytes: 100,
             retransmitted_packets: 1,
+            duplicate_packets: 5,
             rtt_ms: Some(2.0),
             ..Sample::default()
         };
@@ -167,9 +174,23 @@ mod tests {
         let s = Sample::combine(1.0, 2.0, &[a, b]);
         assert_eq!(s.bytes, 400);
         assert_eq!(s.retransmitted_packets, 3);
+        assert_eq!(s.duplicate_packets, 5);
         assert_eq!(s.rtt_ms, Some(3.0));
         assert_eq!(s.send_period_us, None);
         assert_eq!(s.bits_per_sec(), 3200.0);
         assert_eq!(rate(1, 0.0), 0.0);
+    }
+
+    /// A peer built before duplicates were counted sends samples without them.
+    #[test]
+    fn an_older_peers_sample_reads_no_duplicates() {
+        let mut v = serde_json::to_value(Sample {
+            duplicate_packets: 7,
+            ..Sample::default()
+        })
+        .unwrap();
+        v.as_object_mut().unwrap().remove("duplicate_packets");
+        let s: Sample = serde_json::from_value(v).unwrap();
+        assert_eq!(s.duplicate_packets, 0);
     }
 }

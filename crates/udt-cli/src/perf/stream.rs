@@ -330,6 +330,7 @@ fn udt_sample(p: &udt::Perfmon, total: bool) -> Sample {
         retransmitted_packets: c.retransmitted,
         recv_loss_packets: c.recv_loss,
         send_loss_packets: c.send_loss,
+        duplicate_packets: c.duplicates,
         rtt_ms: ms(p.instant.rtt),
         rtt_var_ms: ms(p.instant.rtt_var),
         send_period_us: Some(p.instant.send_period.as_secs_f64() * 1e6),

@@ -48,6 +48,7 @@ pub(super) fn row(
             rtt_ms: None,
             retransmissions: 0,
             losses: 0,
+            duplicates: None,
             udt: None,
             actual_buffers: BufferSizes::default(),
         }),

@@ -60,7 +60,8 @@ with their default buffers (ours size themselves); kernel TCP BBR and CUBIC with
 tuned to the path (autotuning limits of four BDPs). Payload capacity is the link rate times \
 1456/1500 for UDT and 1448/1500 for TCP (headers of a 1500-byte packet). The bars for \
 `model`: >= 95% of capacity without loss, >= 90% at 0.1%, >= 85% at 1%, at least tuned \
-BBR's goodput, retransmissions within 1.5x the packets lost on the way (the link's drops and those at its intake).";
+BBR's goodput, retransmissions within 1.5x the packets lost on the way (the link's drops \
+and those at its intake).";
 
 /// The flows of every cell, each alone.
 fn implementations_run() -> Vec<(Implementation, Buffers)> {
@@ -306,7 +307,8 @@ fn retransmission_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Tabl
          overflow) and, as `+ N at intake`, those the sending side's TUN queue dropped before \
          the emulator read them (a sender bursting faster than the forwarder reads); the \
          ratio in brackets. Above 1 means packets resent that had arrived (or were resent \
-         twice).",
+         twice); for ours, `N twice` counts the data packets the receiver got twice, the \
+         spurious retransmissions among them.",
     );
     per_implementation(rows, cells, impls, text, |r| {
         let Some(res) = r.result.as_ref() else {
@@ -318,7 +320,10 @@ fn retransmission_table(rows: &[Row], cells: &[Truth], impls: &[String]) -> Tabl
             _ => String::new(),
         };
         let ratio = retransmit_ratio(r).map_or(String::new(), |x| format!(" (x{x:.2})"));
-        format!("{} / {drops}{intake}{ratio}", res.retransmissions)
+        let twice = res
+            .duplicates
+            .map_or(String::new(), |n| format!(", {n} twice"));
+        format!("{} / {drops}{intake}{ratio}{twice}", res.retransmissions)
     })
 }
 
@@ -503,9 +508,12 @@ mod tests {
         );
         ours.intake_drops = Some(10_700);
         assert_eq!(verdict(&rows(&ours), &ours.truth), Some((true, vec![])));
+        if let Some(res) = ours.result.as_mut() {
+            res.duplicates = Some(3);
+        }
         let table = retransmission_table(&rows(&ours), &[ours.truth.clone()], &[SUBJECT.into()]);
         let cell = table.rows[0].last().expect("a cell");
-        assert_eq!(cell, "13522 / 13537 (+ 10700 at intake) (x1.00)");
+        assert_eq!(cell, "13522 / 13537 (+ 10700 at intake) (x1.00), 3 twice");
     }
 
     #[test]

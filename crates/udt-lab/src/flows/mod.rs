@@ -337,6 +337,11 @@ pub struct FlowResult {
     pub retransmissions: u64,
     /// UDT: sequence numbers the receiver found missing; TCP: retransmitted segments.
     pub losses: u64,
+    /// Ours only: data packets the receiver got twice, retransmissions of packets that had
+    /// arrived among them (`None` where the implementation does not count them, and in
+    /// reports made before they were counted).
+    #[serde(default)]
+    pub duplicates: Option<u64>,
     /// UDT only: the protocol's own estimates.
     pub udt: Option<UdtEstimate>,
     /// The buffer sizes actually in force (as the sockets report them), where known.
@@ -485,6 +490,7 @@ mod tests {
             rtt_ms: None,
             retransmissions: 0,
             losses: 0,
+            duplicates: None,
             udt: None,
             actual_buffers: BufferSizes::default(),
         };

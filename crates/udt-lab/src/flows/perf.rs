@@ -25,6 +25,8 @@ pub(super) struct PerfReport {
     pub rtt_ms: f64,
     pub retransmitted_packets: u64,
     pub lost_packets: u64,
+    /// `None` from a `udt` that does not report them.
+    pub duplicate_packets: Option<u64>,
     pub sender_cpu_seconds: f64,
     pub receiver_cpu_seconds: f64,
     pub udt: Option<PerfUdt>,
@@ -182,5 +184,11 @@ mod tests {
         assert_eq!((r.bytes, r.series()), (1000, vec![400, 600]));
         assert_eq!(r.estimate().unwrap().bandwidth_bps, Some(9e8));
         assert!(parse("no json").is_err());
+        assert_eq!(
+            r.duplicate_packets, None,
+            "an older udt's report has no count"
+        );
+        let r = parse(r#"{"bytes":1,"duplicate_packets":12}"#).unwrap();
+        assert_eq!(r.duplicate_packets, Some(12));
     }
 }

@@ -314,6 +314,9 @@ fn from_perf(spec: &FlowSpec, stdout: &str, options: &RunOptions) -> anyhow::Res
         rtt_ms: Some(r.rtt_ms).filter(|rtt| *rtt > 0.0),
         retransmissions: r.retransmitted_packets,
         losses: r.lost_packets,
+        duplicates: r
+            .duplicate_packets
+            .filter(|_| matches!(spec.implementation, Implementation::Ours { .. })),
         udt: r.estimate(),
         actual_buffers: r.actual_buffers(),
     })
@@ -346,6 +349,7 @@ fn from_libudt(
         rtt_ms: Some(s.rtt_ms).filter(|rtt| *rtt > 0.0),
         retransmissions: s.retrans,
         losses: p.losses(),
+        duplicates: None,
         udt: Some(p.estimate()),
         actual_buffers: *buffers,
     })

@@ -44,6 +44,7 @@ pub(super) fn run(lab: &Lab, spec: &FlowSpec, warmup: Duration) -> anyhow::Resul
         rtt_ms: None,
         retransmissions: 0,
         losses: report.sent.saturating_sub(report.received),
+        duplicates: None,
         udt: None,
         actual_buffers: BufferSizes::default(),
     })
