@@ -246,7 +246,6 @@ fn enter(fd: RawFd) -> io::Result<()> {
     Ok(())
 }
 
-/// Runs `ip ARGS...`, turning a failure into an error with its stderr.
 /// The transmit drops of `dev` in a `/proc/net/dev` table: after the `name:`, eight receive
 /// counters, then transmit bytes, packets, errors and drops.
 fn tx_dropped_in(table: &str, dev: &str) -> Option<u64> {
@@ -259,6 +258,7 @@ fn tx_dropped_in(table: &str, dev: &str) -> Option<u64> {
     })
 }
 
+/// Runs `ip ARGS...`, turning a failure into an error with its stderr.
 fn ip(args: &[&str]) -> anyhow::Result<()> {
     let out = Command::new("ip")
         .args(args)
