@@ -438,6 +438,53 @@ fn cubic_flows_share_evenly() {
     assert!(f.utilisation >= 0.9, "utilisation {:.3}", f.utilisation);
 }
 
+/// Open (issue 12): the stand-in for kernel TCP should stay loss-based under heavy loss:
+/// eleven kernel-like cubic flows on [`Bottleneck::wan`] (666 packets in the pipe and the
+/// queue together), no flow losing more than 20% of what it sends over [`SECONDS`]. Today
+/// `cubic` cuts once per recovery (no second cut until the cumulative ACK passes what was
+/// sent at the first), and on a path it overloads that badly the repairs are lost too and
+/// the ACK creeps: the first flow loses 25.6% here (seed 1); in ad hoc runs that sampled the
+/// windows, its window reached 9,012-9,076 packets and it lost 23-35% (seeds 1-3), taking
+/// 19-22 Mbit/s where the others took 7-8. A `model` flow metering that loss takes the
+/// competitors for loss-blind (see `judge_loss_blind`): 3.54 equal shares beside ten of them
+/// at 100 Mbit/s (seed 2 of the ten-flow scenario of [`model_is_fair_to_kernel_like_cubic`]
+/// that starts with them; its median over five seeds is 1.02). A recovery that lapses after three smoothed RTTs (at least 200 ms) passes
+/// this (11.3-15.9%), but then the model's median beside four paced cubic flows read 0.77
+/// ([`model_is_fair_to_cubic_where_the_loss_is_congestion`], bar 0.8); other variants and
+/// what each broke are in BENCHMARKS.md, session 98.
+#[test]
+#[ignore = "open, issue 12: a kernel-like cubic flow's recovery runs away (loses 23-35%)"]
+fn kernel_like_cubic_flows_stay_loss_based_under_heavy_loss() {
+    let link = Bottleneck::wan();
+    let flows = competitors(11, Competitors::KernelLike, link.rtt);
+    for seed in 1..=3 {
+        let mut sim = Sim::new();
+        let (_, mut ends) = build(&mut sim, &flows, seed, link);
+        let chunk = vec![0u8; 64 * 1024];
+        let mut rbuf = vec![0u8; 1 << 20];
+        let mut got = vec![0u64; flows.len()];
+        let start = sim.now;
+        sim.run_until(Duration::from_secs(SECONDS), |sim| {
+            connect_due(sim, &flows, &mut ends, start);
+            pump(sim, &mut ends, &chunk, &mut rbuf, &mut got);
+            sim.app_wake = Some(sim.now + Duration::from_millis(10));
+            false
+        });
+        let rates: Vec<f64> = ends
+            .iter()
+            .map(|(client, c, _, _)| {
+                let stats = sim.conn(*client, c.expect("every flow started")).stats();
+                stats.send_loss as f64 / stats.packets_sent.max(1) as f64
+            })
+            .collect();
+        println!("kernel-like cubic, seed {seed}: loss rates {rates:.3?}");
+        assert!(
+            rates.iter().all(|&r| r <= 0.2),
+            "seed {seed}: loss rates {rates:.3?}"
+        );
+    }
+}
+
 /// The issue's bars for one model flow beside `n` cubic flows (see
 /// [`model_is_fair_to_cubic_where_the_loss_is_congestion`]): 0.8-1.25 times an equal share,
 /// or times `reference`, what a cubic flow takes in its place (1 where that is an equal
