@@ -448,8 +448,9 @@ fn cubic_flows_share_evenly() {
 /// 19-22 Mbit/s where the others took 7-8. A `model` flow metering that loss takes the
 /// competitors for loss-blind (see `judge_loss_blind`): 3.54 equal shares beside ten of them
 /// at 100 Mbit/s (seed 2 of the ten-flow scenario of [`model_is_fair_to_kernel_like_cubic`]
-/// that starts with them; its median over five seeds is 1.02). A recovery that lapses after three smoothed RTTs (at least 200 ms) passes
-/// this (11.3-15.9%), but then the model's median beside four paced cubic flows read 0.77
+/// that starts with them; its median over five seeds is 1.02). A recovery that lapses
+/// after three smoothed RTTs (at least 200 ms) passes this (11.3-15.9%), but then the
+/// model's median beside four paced cubic flows read 0.77
 /// ([`model_is_fair_to_cubic_where_the_loss_is_congestion`], bar 0.8); other variants and
 /// what each broke are in BENCHMARKS.md, session 98.
 #[test]
