@@ -424,13 +424,13 @@ impl Controller for Cubic {
     }
 
     fn on_loss(&mut self, now: Instant, loss: &LossInfo<'_>) {
-        if self.losses.on_loss(loss) > 0 && self.losses.try_cut(loss.largest_sent) {
+        if self.losses.on_loss(loss) > 0 && self.losses.try_cut(now, self.srtt, loss.largest_sent) {
             self.window.on_congestion(now);
         }
     }
 
-    fn on_timeout(&mut self, _now: Instant, info: &TimeoutInfo) {
-        self.losses.try_cut(info.largest_sent);
+    fn on_timeout(&mut self, now: Instant, info: &TimeoutInfo) {
+        self.losses.try_cut(now, self.srtt, info.largest_sent);
         self.window.on_timeout();
     }
 

@@ -1327,11 +1327,22 @@ impl ModelBased {
     }
 
     /// At the end of a gain cycle, the 0.75 phase several phases behind: a queue still
-    /// standing is not the probe's. Test whether it is the model's own (its estimate above
-    /// the link) before it overflows.
+    /// standing is not the probe's. Where the floor is shorter than the ACK gap, test
+    /// whether it is the model's own (its estimate above the link) before it overflows;
+    /// elsewhere, compete if the queue has stood for seconds without a loss
+    /// ([`competition::QueueWatch::standing_throughout`]): loss-based flows are filling it,
+    /// and waiting for their next loss leaves them the link meanwhile.
     fn judge_cycle(&mut self, now: Instant, largest_sent: SeqNumber) {
-        let full = self.watch.queue_full(self.srtt);
-        if self.queue_testable() && self.competing.is_none() && self.judging() && full {
+        if self.competing.is_some() || !self.judging() {
+            return;
+        }
+        let held = if self.queue_testable() {
+            self.watch.queue_full(self.srtt)
+        } else {
+            self.watch.standing_throughout(now, self.srtt)
+        };
+        if held {
+            tracing::debug!(readings = ?self.watch.readings(), "model: a queue that stands");
             self.suspect_queue(now, largest_sent, Entry::Drained);
         }
     }
@@ -1946,6 +1957,7 @@ impl Controller for ModelBased {
         self.lost_total += lost;
         self.check_startup_loss(now);
         if self.lost_total > lost_before {
+            self.watch.lost(now);
             if self.judging() {
                 self.watch.on_loss(now);
             }

@@ -438,23 +438,16 @@ fn cubic_flows_share_evenly() {
     assert!(f.utilisation >= 0.9, "utilisation {:.3}", f.utilisation);
 }
 
-/// Open (issue 12): the stand-in for kernel TCP should stay loss-based under heavy loss:
-/// eleven kernel-like cubic flows on [`Bottleneck::wan`] (666 packets in the pipe and the
-/// queue together), no flow losing more than 20% of what it sends over [`SECONDS`]. Today
-/// `cubic` cuts once per recovery (no second cut until the cumulative ACK passes what was
-/// sent at the first), and on a path it overloads that badly the repairs are lost too and
-/// the ACK creeps: the first flow loses 25.6% here (seed 1); in ad hoc runs that sampled the
-/// windows, its window reached 9,012-9,076 packets and it lost 23-35% (seeds 1-3), taking
-/// 19-22 Mbit/s where the others took 7-8. A `model` flow metering that loss takes the
-/// competitors for loss-blind (see `judge_loss_blind`): 3.54 equal shares beside ten of them
-/// at 100 Mbit/s (seed 2 of the ten-flow scenario of [`model_is_fair_to_kernel_like_cubic`]
-/// that starts with them; its median over five seeds is 1.02). A recovery that lapses
-/// after three smoothed RTTs (at least 200 ms) passes this (11.3-15.9%), but then the
-/// model's median beside four paced cubic flows read 0.77
-/// ([`model_is_fair_to_cubic_where_the_loss_is_congestion`], bar 0.8); other variants and
-/// what each broke are in BENCHMARKS.md, session 98.
+/// The stand-in for kernel TCP stays loss-based under heavy loss: eleven kernel-like cubic
+/// flows on [`Bottleneck::wan`] (666 packets in the pipe and the queue together), no flow
+/// losing more than 20% of what it sends over [`SECONDS`]. With one cut per recovery and no
+/// lapse (no second cut until the cumulative ACK passes what was sent at the first), the
+/// repairs were lost too on a path this overloaded and the ACK crept: the first flow lost
+/// 23-35% (seeds 1-3) with a window of 9,000 packets, and a `model` flow metering that loss
+/// took the competitors for loss-blind (3.54 equal shares beside ten of them, seed 2 of
+/// [`model_is_fair_to_kernel_like_cubic`]). With the recovery lapsing after three smoothed
+/// RTTs (at least 200 ms; `congestion/loss_tracker.rs`): 12.2, 15.9 and 11.3%.
 #[test]
-#[ignore = "open, issue 12: a kernel-like cubic flow's recovery runs away (loses 23-35%)"]
 fn kernel_like_cubic_flows_stay_loss_based_under_heavy_loss() {
     let link = Bottleneck::wan();
     let flows = competitors(11, Competitors::KernelLike, link.rtt);

@@ -271,6 +271,8 @@ pub(super) struct QueueWatch {
     /// or resumed: the top of the queue the competitors keep (see
     /// [`QueueWatch::queue_near_full`]).
     top: Option<Duration>,
+    /// When a loss was last reported (see [`QueueWatch::standing_throughout`]).
+    last_loss: Option<Instant>,
 }
 
 impl QueueWatch {
@@ -284,6 +286,7 @@ impl QueueWatch {
             random_losses: [None; RANDOM_LOSSES],
             ack_gap: Duration::ZERO,
             top: None,
+            last_loss: None,
         }
     }
 
@@ -298,6 +301,11 @@ impl QueueWatch {
         if self.queue_empty() {
             self.count_random_loss(now);
         }
+    }
+
+    /// Some loss was reported at `now`, judged or not.
+    pub(super) fn lost(&mut self, now: Instant) {
+        self.last_loss = Some(now);
     }
 
     /// Counts a random loss at `now` if the last one counted is a floor behind: one that
@@ -332,9 +340,7 @@ impl QueueWatch {
             .floor()
             .map_or(MIN_RECENT, |f| f.mul_f64(RECENT_FLOORS).max(MIN_RECENT))
             .max(self.ack_gap * RECENT_ACK_GAPS);
-        let low = self
-            .floor()
-            .map_or(LOW_BUCKET, |f| (f * LOW_FLOORS).max(LOW_BUCKET));
+        let low = low_span(self.floor());
         self.floor.push(now, rtt, (!frozen).then_some(FLOOR_BUCKET));
         self.low.push(now, rtt, Some(low));
         self.recent.push(now, rtt, Some(recent));
@@ -388,6 +394,32 @@ impl QueueWatch {
         if let Some(now) = self.now(srtt) {
             self.top = Some(self.top.map_or(now, |top| top.max(now)));
         }
+    }
+
+    /// Whether others have kept the queue standing for seconds without a loss: the low RTT
+    /// (the lowest of the last 2-4 s) and the RTT now are both more than max(½ floor, 2 ms)
+    /// above the floor, and no loss was reported for a low RTT's span. Alone, the model's
+    /// 0.75 phases empty its own queue every gain cycle. Kernel CUBIC flows can keep a
+    /// one-BDP queue standing for seconds between their losses: beside four `cubic` flows
+    /// whose start-up cuts left the queue refilling as the model's drain was judged (25 ms
+    /// over a 41 ms floor, short of half of it), the model stayed rate-based for 8 s
+    /// without a loss while they grew, its estimate falling from 2,708 to 1,481 packets a
+    /// second, and then competed from a third of an equal share's window. Not on paths whose
+    /// floor is under twice [`FULL_MIN`], where the model's own bursts and ACK gaps can hold
+    /// a queue of that size (see `ModelConfig::own_queue_test`); and not while losses come,
+    /// when samples that wait for a hole's repair read high.
+    pub(super) fn standing_throughout(&self, now: Instant, srtt: Duration) -> bool {
+        let (Some(floor), Some(low)) = (self.floor(), self.low.min()) else {
+            return false;
+        };
+        let quiet = self
+            .last_loss
+            .is_none_or(|at| now - at >= low_span(Some(floor)));
+        self.armed
+            && quiet
+            && floor.mul_f64(FULL_FRACTION) >= FULL_MIN
+            && above(low, floor, FULL_FRACTION, FULL_MIN)
+            && self.queue_standing(srtt)
     }
 
     /// Whether the queue is nearly full, armed or not: the RTT now is more than ¾ of the
@@ -503,6 +535,11 @@ impl QueueWatch {
 }
 
 /// Whether `rtt` is more than max(`fraction` of `base`, `min`) above `base`.
+/// The span of one bucket of the low RTT (see [`LOW_BUCKET`]) for a floor of `floor`.
+fn low_span(floor: Option<Duration>) -> Duration {
+    floor.map_or(LOW_BUCKET, |f| (f * LOW_FLOORS).max(LOW_BUCKET))
+}
+
 fn above(rtt: Duration, base: Duration, fraction: f64, min: Duration) -> bool {
     rtt.saturating_sub(base) > base.mul_f64(fraction).max(min)
 }
@@ -782,6 +819,50 @@ mod tests {
         // Only the recent samples count: a moment later the queue is gone.
         samples(&mut watch, &mut t, 3);
         assert!(!watch.queue_full(SRTT));
+    }
+
+    /// A queue that others keep standing: seen once the low RTT's span (2-4 s) holds neither
+    /// an empty queue nor a loss. Not alone (the 0.75 phases empty the queue), not while
+    /// losses come, not without the smoothed RTT, not on a path of a few milliseconds.
+    #[test]
+    fn a_queue_that_stands_for_seconds_without_a_loss() {
+        let mut watch = QueueWatch::new(at(0));
+        watch.on_rtt(at(0), Duration::from_millis(40), false);
+        let mut t = 0;
+        samples(&mut watch, &mut t, 0);
+        samples(&mut watch, &mut t, 25);
+        assert!(!watch.standing_throughout(at(t), SRTT));
+        for _ in 0..16 {
+            samples(&mut watch, &mut t, 25);
+        }
+        assert!(watch.standing_throughout(at(t), SRTT));
+        assert!(!watch.standing_throughout(at(t), Duration::from_millis(45)));
+        watch.lost(at(t));
+        samples(&mut watch, &mut t, 25);
+        assert!(!watch.standing_throughout(at(t), SRTT));
+        for _ in 0..6 {
+            samples(&mut watch, &mut t, 25);
+        }
+        assert!(watch.standing_throughout(at(t), SRTT));
+        // A quarter of the floor is no standing queue, nor is one that empties each cycle.
+        let (mut alone, mut t) = (QueueWatch::new(at(0)), 0);
+        for _ in 0..16 {
+            samples(&mut alone, &mut t, 10);
+        }
+        assert!(!alone.standing_throughout(at(t), SRTT));
+        for _ in 0..16 {
+            samples(&mut alone, &mut t, 30);
+            samples(&mut alone, &mut t, 0);
+        }
+        assert!(!alone.standing_throughout(at(t), SRTT));
+        // A 3 ms floor: 10 ms of queue may be the model's own bursts.
+        let (mut short, mut t) = (QueueWatch::new(at(0)), 0);
+        short.on_rtt(at(0), Duration::from_millis(3), false);
+        for _ in 0..320 {
+            t += 20;
+            short.on_rtt(at(t), Duration::from_millis(13), false);
+        }
+        assert!(!short.standing_throughout(at(t), Duration::from_millis(13)));
     }
 
     /// A 10 ms flow beside flows that keep a queue of up to 200 ms: after a trial's drain,
