@@ -73,8 +73,8 @@
 //! loss comes with the queue empty (random loss: a drop-tail queue drops only when full).
 //! Losses with the queue empty also keep it from competing for a while: the path has random
 //! loss. Competitors that do not yield to loss (BBR v1) keep the queue full too, and a CUBIC
-//! flow beside them starves: if the CUBIC window loses more than 2% over two stretches of a
-//! second, the model goes back to its rate-based self, undoes the back-offs of the last
+//! flow beside them starves: if the CUBIC window loses more than 2% over three stretches
+//! of a second, the model goes back to its rate-based self, undoes the back-offs of the last
 //! seconds, and for 10 s neither competes nor backs off for loss. See `model/competition.rs`.
 //!
 //! With [`ModelConfig::own_queue_test`] (off by default): where the floor RTT is shorter
