@@ -220,7 +220,7 @@ const METER_EACH: f64 = 0.25;
 /// median over nine seeds stayed at 0.51. The lowest alone is too strict: beside one
 /// kernel BBR flow at 100 Mbit/s x 40 ms, a 20-50 packet window sends about 300 packets a
 /// second, and BBR's losses come in bursts, so the stretches read 2.8, 0.8, 4.3, 0.5, 2.4,
-/// 0.7% and so on: about 2% over any two of them, never 2% in both, and the model stayed
+/// 0.7% and so on: about 2% over any two of them, never 2% in each, and the model stayed
 /// at 0.09 of an equal share. A loss-based competitor leaves a window of 30 packets about
 /// 0.2% (Reno's 1.22 / sqrt(p)); a quarter of the threshold in each stretch is 2.5 times
 /// that, throughout.
@@ -410,10 +410,11 @@ impl QueueWatch {
     /// above the floor, and no loss was reported for a low RTT's span. Alone, the model's
     /// 0.75 phases empty its own queue every gain cycle. Kernel CUBIC flows can keep a
     /// one-BDP queue standing for seconds between their losses: beside four `cubic` flows
-    /// whose start-up cuts left the queue refilling as the model's drain was judged (25 ms
+    /// whose start-up cuts left the queue refilling as the model's drain was judged (15.5 ms
     /// over a 41 ms floor, short of half of it), the model stayed rate-based for 8 s
-    /// without a loss while they grew, its estimate falling from 2,708 to 1,481 packets a
-    /// second, and then competed from a third of an equal share's window. Not on paths whose
+    /// without a loss while the queue held 25-38 ms and their windows grew, its estimate
+    /// falling from 2,708 to 1,481 packets a second, and then competed from a window of 104
+    /// packets beside theirs of 140-240. Not on paths whose
     /// floor is under twice [`FULL_MIN`], where the model's own bursts and ACK gaps can hold
     /// a queue of that size (see `ModelConfig::own_queue_test`); and not while losses come,
     /// when samples that wait for a hole's repair read high.
@@ -543,12 +544,12 @@ impl QueueWatch {
     }
 }
 
-/// Whether `rtt` is more than max(`fraction` of `base`, `min`) above `base`.
 /// The span of one bucket of the low RTT (see [`LOW_BUCKET`]) for a floor of `floor`.
 fn low_span(floor: Option<Duration>) -> Duration {
     floor.map_or(LOW_BUCKET, |f| (f * LOW_FLOORS).max(LOW_BUCKET))
 }
 
+/// Whether `rtt` is more than max(`fraction` of `base`, `min`) above `base`.
 fn above(rtt: Duration, base: Duration, fraction: f64, min: Duration) -> bool {
     rtt.saturating_sub(base) > base.mul_f64(fraction).max(min)
 }
@@ -640,10 +641,10 @@ impl Competition {
     }
 
     /// The loss rate the CUBIC window has met over the last three stretches of
-    /// [`METER_SPAN`] or more (see [`LossMeter`]), once there are three: `sent` and `lost` are the model's running
-    /// totals of new packets sent and first losses. The first [`METER_SKIP_FLOORS`] floors
-    /// after the competition began are left out: their losses were caused by the rate-based
-    /// model before it.
+    /// [`METER_SPAN`] or more (see [`LossMeter`]), once there are three: `sent` and `lost`
+    /// are the model's running totals of new packets sent and first losses. The first
+    /// [`METER_SKIP_FLOORS`] floors after the competition began are left out: their losses
+    /// were caused by the rate-based model before it.
     pub(super) fn loss_rate(
         &mut self,
         now: Instant,
