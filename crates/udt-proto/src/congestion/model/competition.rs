@@ -201,6 +201,8 @@ const METER_FLOORS: u32 = 10;
 /// than [`METER_MIN_SENT`] packets are already a loss rate of 4% or more.
 const METER_MIN_SENT: u64 = 200;
 const METER_MIN_LOST: u64 = 8;
+/// How many complete stretches the meter reads together (see [`LossMeter`]).
+const METER_STRETCHES: usize = 3;
 /// The share of [`LOSS_BLIND_RATE`] each of the three stretches must lose for the meter to
 /// report their pooled rate (see [`LossMeter`]).
 const METER_EACH: f64 = 0.25;
@@ -230,7 +232,7 @@ struct LossMeter {
     start: Option<(Instant, u64, u64)>,
     /// The last three complete stretches' new packets sent and first losses, the latest
     /// first.
-    last: [Option<(u64, u64)>; 3],
+    last: [Option<(u64, u64)>; METER_STRETCHES],
 }
 
 impl LossMeter {
@@ -243,16 +245,19 @@ impl LossMeter {
         let (sent_in, lost_in) = (sent.saturating_sub(sent0), lost.saturating_sub(lost0));
         let enough = sent_in >= METER_MIN_SENT || lost_in >= METER_MIN_LOST;
         if now - at >= span && enough && sent_in > 0 {
-            self.last = [Some((sent_in, lost_in)), self.last[0], self.last[1]];
+            self.last.rotate_right(1);
+            self.last[0] = Some((sent_in, lost_in));
             self.start = Some((now, sent, lost));
         }
-        let [Some(a), Some(b), Some(c)] = self.last else {
+        if self.last.iter().any(Option::is_none) {
             return None;
-        };
-        let rate = |(sent, lost): (u64, u64)| lost as f64 / sent as f64;
-        let lower = rate(a).min(rate(b)).min(rate(c));
+        }
+        let stretches = self.last.iter().flatten();
+        let rate = |&(sent, lost): &(u64, u64)| lost as f64 / sent as f64;
+        let lower = stretches.clone().map(rate).fold(f64::INFINITY, f64::min);
         if lower >= METER_EACH * LOSS_BLIND_RATE {
-            Some(rate((a.0 + b.0 + c.0, a.1 + b.1 + c.1)))
+            let pooled = stretches.fold((0, 0), |(s, l), &(sent, lost)| (s + sent, l + lost));
+            Some(rate(&pooled))
         } else {
             Some(lower)
         }
