@@ -108,7 +108,7 @@ use std::time::Duration;
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg32;
 
-use self::competition::{Competition, QueueWatch, MEMORY};
+use self::competition::{Competition, Hold, QueueWatch, MEMORY};
 use self::holes::Holes;
 use self::sampler::{HoleTally, MaxFilter, Sampler};
 use self::share::{FairShare, ShareConfig};
@@ -557,9 +557,9 @@ pub struct ModelBased {
     competing: Option<Competition>,
     /// The last competition and when it stopped, to resume from (see [`MEMORY`]).
     suspended: Option<(Instant, Competition)>,
-    /// Until when the competitors are taken to ignore loss (see
+    /// While the competitors are taken to ignore loss (see
     /// [`ModelBased::judge_loss_blind`]).
-    loss_blind_until: Option<Instant>,
+    hold: Option<Hold>,
     /// A standing queue being tested before the model competes.
     queue_test: Option<QueueTest>,
     /// After a queue test found the queue the model's own: the rate it measured, which
@@ -640,7 +640,7 @@ impl ModelBased {
             trial_drain: false,
             competing: None,
             suspended: None,
-            loss_blind_until: None,
+            hold: None,
             queue_test: None,
             ceiling: None,
             pacing_gain: STARTUP_GAIN,
@@ -917,7 +917,7 @@ impl ModelBased {
         let rate = self.round_loss_rate();
         let queue_full =
             self.srtt.as_secs_f64() > self.min_rtt().as_secs_f64() * self.config.queue_rtt_ratio;
-        self.loss_blind_until.is_none()
+        self.hold.is_none()
             && self.lost_in_round >= MIN_HEAVY_LOSSES
             && (rate > self.config.heavy_loss || (rate > self.config.queue_loss && queue_full))
     }
@@ -1180,7 +1180,7 @@ impl ModelBased {
     ///   was before the cuts (`share_uncut`), as it would have without the rule (without
     ///   this, and without the first point, the model took 0.60 of an equal share beside one
     ///   CUBIC flow with seed 1 instead of 0.84);
-    /// * not while holding beside competitors that ignore loss (`loss_blind_until`): their
+    /// * not while holding beside competitors that ignore loss (`hold`): their
     ///   queue stands whatever the model does, and `α / d` of it would starve the model.
     ///
     /// Model flows alone keep the queue short of the detector's "full" (half the floor RTT
@@ -1198,7 +1198,7 @@ impl ModelBased {
             && self.queue_test.is_none()
             && !on_trial
             && !verdict_due
-            && self.loss_blind_until.is_none()
+            && self.hold.is_none()
         {
             let (bw, min_rtt) = (self.bandwidth_pkts(), self.min_rtt());
             let fair = self.share.phase_end(&self.config.share, bw, min_rtt, span);
@@ -1241,7 +1241,7 @@ impl ModelBased {
     /// Whether the queue verdicts apply: the model is on, start-up is over.
     fn judging(&self) -> bool {
         let settled = matches!(self.mode, ModelMode::ProbeBandwidth | ModelMode::ProbeRtt);
-        self.config.tcp_friendly && self.filled && settled && self.loss_blind_until.is_none()
+        self.config.tcp_friendly && self.filled && settled && self.hold.is_none()
     }
 
     /// While competing: if the CUBIC window meets more than [`competition::LOSS_BLIND_RATE`]
@@ -1252,7 +1252,8 @@ impl ModelBased {
     /// `model` flow beside 10-50 kernel BBR flows took 0.04-0.14 of an equal share), so the
     /// model goes back to its rate-based self at the estimate it had before the back-offs of
     /// the last seconds (at least the one it had on entering), and for
-    /// [`competition::LOSS_BLIND_HOLD`] takes no loss with a full queue for a competitor's,
+    /// [`competition::LOSS_BLIND_HOLD`] (or until [`ModelBased::judge_hold`] ends the hold)
+    /// takes no loss with a full queue for a competitor's,
     /// backs off neither for loss (see [`ModelBased::overflowing`]) nor for timeouts, and
     /// keeps its pacing trains short: beside one kernel BBR flow (100 Mbit/s × 40 ms,
     /// one-BDP queue), the hold lost about half of what it sent in 16-packet trains, BBR
@@ -1270,9 +1271,11 @@ impl ModelBased {
             return;
         }
         tracing::debug!(loss_rate = rate, "model: the competitors ignore loss");
-        if self.leave_competition(now, true).is_some() {
-            self.suspended = None;
-        }
+        let Some(left) = self.leave_competition(now, true) else {
+            return;
+        };
+        self.suspended = None;
+        self.hold = Some(Hold::new(now, left));
         // The back-offs of the last few seconds answered losses the competitors caused and
         // ignored: undo them. (Beside flows that ignore loss and are window-limited at a
         // full queue, any split of the link holds, so the model kept what the back-offs had
@@ -1282,7 +1285,27 @@ impl ModelBased {
                 self.bw.reset(self.round, bw);
             }
         }
-        self.loss_blind_until = Some(now + competition::LOSS_BLIND_HOLD);
+    }
+
+    /// While holding beside competitors taken to ignore loss: the hold ends after
+    /// [`competition::LOSS_BLIND_HOLD`], or once its own loss shows that they yield to loss
+    /// after all ([`Hold::yielded`]); then the competition that the verdict ended goes on,
+    /// window and all, as after a trial.
+    fn judge_hold(&mut self, now: Instant, largest_sent: SeqNumber) {
+        let floor = self.watch.floor().unwrap_or(self.min_rtt());
+        let Some(hold) = self.hold.as_mut() else {
+            return;
+        };
+        if hold.over(now) {
+            self.hold = None;
+            return;
+        }
+        if !hold.yielded(now, floor, self.sent_total, self.lost_total) {
+            return;
+        }
+        tracing::debug!("model: the competitors yield to loss after all");
+        self.suspended = self.hold.take().map(|hold| (now, hold.into_left()));
+        self.compete(now, largest_sent, Entry::Drained);
     }
 
     /// A loss with the queue full, or in cruise at the top of a wide RTT range: compete.
@@ -1377,7 +1400,7 @@ impl ModelBased {
         if self.competing.is_none()
             && self.mode == ModelMode::ProbeBandwidth
             && self.config.tcp_friendly
-            && self.loss_blind_until.is_none()
+            && self.hold.is_none()
             && standing
         {
             self.suspect_queue(now, largest_sent, Entry::Drained);
@@ -1932,9 +1955,7 @@ impl Controller for ModelBased {
         if let Some(c) = &mut self.competing {
             c.on_ack(now, newly as f64, inflight, self.srtt);
         }
-        if self.loss_blind_until.is_some_and(|until| now >= until) {
-            self.loss_blind_until = None;
-        }
+        self.judge_hold(now, ack.largest_sent);
         self.judge_loss_blind(now);
         self.try_model(now);
         self.update_window(newly);
@@ -1990,7 +2011,7 @@ impl Controller for ModelBased {
     fn on_timeout(&mut self, now: Instant, info: &TimeoutInfo) {
         match &mut self.competing {
             Some(c) => c.on_timeout(info.largest_sent),
-            None if self.mode == ModelMode::Startup || self.loss_blind_until.is_some() => {}
+            None if self.mode == ModelMode::Startup || self.hold.is_some() => {}
             None => self.back_off_once(now),
         }
         self.update_window(0);
@@ -2035,7 +2056,7 @@ impl Controller for ModelBased {
     /// While holding beside flows that ignore loss: their queue is full, and a long train
     /// loses its tail there (see `ModelBased::judge_loss_blind`).
     fn short_trains(&self) -> bool {
-        self.loss_blind_until.is_some()
+        self.hold.is_some()
     }
 }
 
