@@ -301,10 +301,11 @@ fn stretch_rate((sent, lost): (u64, u64)) -> f64 {
 /// The meter can be wrong about loss-based flows whose slow starts come one after another:
 /// beside ten kernel-like `cubic` flows started 0.2 s apart on a 1 Gbit/s x 50 ms path in
 /// the simulator (a BDP of 4,166 packets), three stretches read 8% (seed 3), and the
-/// flows then yielded to the hold: it lost 0-0.36% a second while its estimate climbed from
-/// 38,798 to 65,185 packets a second, and the model took 4.60 equal shares over the run.
-/// Beside flows that do ignore loss, the hold loses far more: 20-52% a second beside ten
-/// loss-blind stand-ins at 100 Mbit/s x 40 ms (one second of 0.3% in 52).
+/// flows then yielded to the hold: it lost 2.0% in its first second and 0-0.36% in each of
+/// the nine after, while its estimate climbed from 38,798 to 65,185 packets a second, and
+/// the model took 4.60 equal shares over the run. Beside flows that do ignore loss, the
+/// hold loses far more: 8.8-53% a second beside ten loss-blind stand-ins at 100 Mbit/s x
+/// 40 ms (seeds 1 and 2), with one second of 0.3% in 49.
 #[derive(Clone, Debug)]
 pub(super) struct Hold {
     until: Instant,
@@ -902,7 +903,7 @@ mod tests {
         assert!(!hold.over(at(9_999)));
         assert!(hold.over(at(10_000)));
         assert_eq!(hold.into_left().cwnd(), 279.0);
-        // Beside flows that ignore loss the hold loses a fifth to a half, with a rare quiet
+        // Beside flows that ignore loss the hold loses a tenth to a half, with a rare quiet
         // second: 30%, 0.3%, 25%, 40%, 0.5%, 30% never yield.
         let left = Competition::without_loss(at(0), 30.0, SeqNumber::new(100), 4.0, 1e3);
         let mut blind = Hold::new(at(0), left);
