@@ -75,7 +75,8 @@
 //! loss. Competitors that do not yield to loss (BBR v1) keep the queue full too, and a CUBIC
 //! flow beside them starves: if the CUBIC window loses more than 2% over three stretches
 //! of a second, the model goes back to its rate-based self, undoes the back-offs of the last
-//! seconds, and for 10 s neither competes nor backs off for loss. See `model/competition.rs`.
+//! seconds, and for 10 s neither competes nor backs off for loss (less, and back to competing,
+//! if its own loss then shows the competitors yielding). See `model/competition.rs`.
 //!
 //! With [`ModelConfig::own_queue_test`] (off by default): where the floor RTT is shorter
 //! than the gap between ACKs (veth pairs, LANs), a standing queue can be the model's own:
@@ -1253,12 +1254,12 @@ impl ModelBased {
     /// model goes back to its rate-based self at the estimate it had before the back-offs of
     /// the last seconds (at least the one it had on entering), and for
     /// [`competition::LOSS_BLIND_HOLD`] (or until [`ModelBased::judge_hold`] ends the hold)
-    /// takes no loss with a full queue for a competitor's,
-    /// backs off neither for loss (see [`ModelBased::overflowing`]) nor for timeouts, and
-    /// keeps its pacing trains short: beside one kernel BBR flow (100 Mbit/s × 40 ms,
-    /// one-BDP queue), the hold lost about half of what it sent in 16-packet trains, BBR
-    /// about a tenth. (It also paced faster than its estimate by what repairs took, until
-    /// the sampler counted repaired holes as delivered: see `model/holes.rs`.)
+    /// takes no loss with a full queue for a competitor's, backs off neither for loss (see
+    /// [`ModelBased::overflowing`]) nor for timeouts, and keeps its pacing trains short:
+    /// beside one kernel BBR flow (100 Mbit/s × 40 ms, one-BDP queue), the hold lost about
+    /// half of what it sent in 16-packet trains, BBR about a tenth. (It also paced faster
+    /// than its estimate by what repairs took, until the sampler counted repaired holes as
+    /// delivered: see `model/holes.rs`.)
     fn judge_loss_blind(&mut self, now: Instant) {
         let floor = self.watch.floor().unwrap_or(self.min_rtt());
         let Some(c) = self.competing.as_mut() else {

@@ -39,10 +39,15 @@ struct Bottleneck {
 impl Bottleneck {
     /// [`LINK_BPS`], [`RTT`], a queue of one BDP.
     fn wan() -> Self {
+        Self::one_bdp(LINK_BPS, RTT)
+    }
+
+    /// `bps` and `rtt` with a drop-tail queue of one BDP.
+    fn one_bdp(bps: u64, rtt: Duration) -> Self {
         Self {
-            bps: LINK_BPS,
-            rtt: RTT,
-            queue_bytes: LinkConfig::bdp_bytes(LINK_BPS, RTT),
+            bps,
+            rtt,
+            queue_bytes: LinkConfig::bdp_bytes(bps, rtt),
         }
     }
 
@@ -614,10 +619,11 @@ fn model_holds_its_share_beside_flows_that_ignore_loss() {
 /// Issue 12, the loss meter misled at 1 Gbit/s × 50 ms (a BDP of 4,166 packets): ten
 /// kernel-like cubic flows, started 0.2 s apart, overflow the queue one slow start after
 /// another, and three stretches of the model's CUBIC window read 7-14% (six of seeds 1-9),
-/// so it takes them for loss-blind. They yield to its hold, which then loses under 0.4% a second
-/// meanwhile; while the hold ran its ten seconds the model took 3.89 and 4.60 equal shares
-/// with seeds 2 and 3, the cubic flows keeping 0.71 and 0.64. Ended by the hold's own loss
-/// (see `model/competition.rs`, `Hold::yielded`): 0.66 and 0.86, keeping 1.03 and 1.01.
+/// so it takes them for loss-blind. They yield to its hold, which after its first second
+/// loses under 0.4% a second; while the hold ran its ten seconds the model took 3.89 and
+/// 4.60 equal shares with seeds 2 and 3, the cubic flows keeping 0.71 and 0.64. Ended by
+/// the hold's own loss (see `model/competition.rs`, `Hold::yielded`): 0.66 and 0.86,
+/// keeping 1.03 and 1.01.
 /// Two seeds of those nine (each runs 11 flows at 1 Gbit/s for 40 virtual seconds, twice).
 #[test]
 fn slow_starts_one_after_another_are_not_taken_for_loss_blind_flows() {
@@ -625,11 +631,7 @@ fn slow_starts_one_after_another_are_not_taken_for_loss_blind_flows() {
         n: 10,
         kind: Competitors::KernelLike,
         late: Duration::ZERO,
-        link: Bottleneck {
-            bps: 1_000_000_000,
-            rtt: Duration::from_millis(50),
-            queue_bytes: LinkConfig::bdp_bytes(1_000_000_000, Duration::from_millis(50)),
-        },
+        link: Bottleneck::one_bdp(1_000_000_000, Duration::from_millis(50)),
     };
     for seed in [2, 3] {
         let f = s.friendliness(&model(), seed);
