@@ -419,14 +419,15 @@ enum Entry {
     /// floor) the cap was the 4-packet minimum, and the CUBIC window took 0.3 s to grow
     /// back, at 24-106 Mbit/s.
     Drained,
-    /// The queue rose over the last gain cycles while the estimate fell from `before_pps`
-    /// ([`competition::Trend`]): start from that estimate over the smoothed RTT, what the
-    /// model had in flight before it yielded, with no cut and the cubic epoch on its
-    /// plateau. Beside one `cubic` flow at 100 Mbit/s × 40 ms, seeds 1-10, with the trend's
-    /// first version (see [`competition::Trend`]), the lowest three shares were 0.68, 0.88
-    /// and 0.96 beside paced flows and 0.74, 0.84 and 0.90 beside kernel-like ones; entered
-    /// as from the drain (the flight, at most the estimate's BDP over the floor), the window
-    /// started at the share the model had yielded to: 0.65, 0.68, 0.68 and 0.67, 0.78, 0.80.
+    /// The queue rose in each of the last gain cycles while the estimate fell from
+    /// `before_pps` ([`competition::Trend`]): start from that estimate over the smoothed
+    /// RTT, what the model had in flight before it yielded, with no cut and the cubic epoch
+    /// on its plateau. Beside one `cubic` flow at 100 Mbit/s × 40 ms, seeds 1-10, with the
+    /// trend's first version (see [`competition::Trend`]), the lowest three shares were
+    /// 0.68, 0.88 and 0.96 beside paced flows and 0.74, 0.84 and 0.90 beside kernel-like
+    /// ones; entered as from the drain (the flight, at most the estimate's BDP over the
+    /// floor), the window started at the share the model had yielded to: 0.65, 0.68, 0.68
+    /// and 0.67, 0.78, 0.80.
     Yielded { before_pps: f64 },
 }
 

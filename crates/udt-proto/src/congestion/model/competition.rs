@@ -60,9 +60,10 @@
 //!   ([`QueueWatch::standing_throughout`]): loss-based flows can keep a one-BDP queue
 //!   standing between their losses, which may be seconds apart, while the rate-based model
 //!   loses share to their growing windows;
-//! * at the end of a gain cycle, a queue that rose over the last four cycles while the
-//!   estimate fell by a fifth ([`Trend`]): a window growing beside the model, seen before
-//!   the queue has stood long enough, or high enough, for the signal above.
+//! * at the end of a gain cycle, a queue that rose in each of the last four cycles while
+//!   the estimate fell in each, by a fifth in all ([`Trend`]): a window growing beside the
+//!   model, seen before the queue has stood long enough, or high enough, for the signal
+//!   above.
 //!
 //! Alone, the RTT can still read a few milliseconds above the floor on a short lossy path:
 //! the samples of the model's own 1.25 probe come back a round trip and an ACK gap late, and
@@ -378,8 +379,10 @@ const TREND_QUEUE: f64 = 0.25;
 /// 0.049); with every step asked, 0.174, and the two flows as main's.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Trend {
-    /// (estimate, queue delay) at the cycles' ends, oldest first.
-    marks: [Option<(f64, Duration)>; TREND_CYCLES + 1],
+    /// (estimate, queue delay) at the cycles' ends, oldest first; the first `len` of them
+    /// since the last [`Trend::clear`].
+    marks: [(f64, Duration); TREND_CYCLES + 1],
+    len: usize,
 }
 
 impl Trend {
@@ -387,12 +390,13 @@ impl Trend {
     /// floor.
     pub(super) fn push(&mut self, bw: f64, queue: Duration) {
         self.marks.rotate_left(1);
-        self.marks[TREND_CYCLES] = Some((bw, queue));
+        self.marks[TREND_CYCLES] = (bw, queue);
+        self.len = (self.len + 1).min(self.marks.len());
     }
 
     /// Forget the cycles so far: a loss or a change of mode came between them.
     pub(super) fn clear(&mut self) {
-        self.marks = Default::default();
+        self.len = 0;
     }
 
     /// If over the cycles marked the estimate fell at every step, to below [`TREND_FALL`]
@@ -400,13 +404,11 @@ impl Trend {
     /// `floor` to more than [`TREND_QUEUE`] of it: the first estimate, what the model had
     /// before it yielded.
     pub(super) fn yielding(&self, floor: Duration) -> Option<f64> {
-        let [Some((first_bw, first_queue)), .., Some((last_bw, last_queue))] = self.marks else {
-            return None;
-        };
-        if self.marks.iter().any(Option::is_none) {
+        if self.len < self.marks.len() {
             return None;
         }
-        let steps = || self.marks.windows(2).flat_map(|w| Some((w[0]?, w[1]?)));
+        let [(first_bw, first_queue), .., (last_bw, last_queue)] = self.marks;
+        let steps = || self.marks.windows(2).map(|w| (w[0], w[1]));
         let fell = last_bw < first_bw * TREND_FALL && steps().all(|(a, b)| b.0 <= a.0);
         let rose = last_queue > first_queue + floor.mul_f64(TREND_RISE).max(FULL_MIN)
             && steps().all(|(a, b)| b.1 >= a.1);
@@ -1329,10 +1331,9 @@ mod tests {
         trend.clear();
         trend.push(2_000.0, ms(30));
         assert_eq!(trend.yielding(floor), None);
-        // The estimate falls as much with the queue flat (12-14 ms), or rising to no more
-        // than a quarter of the floor (10 ms).
-        // Nor does a queue that dips on its way up, as among model flows whose probes come
-        // and go.
+        // Nor, though the estimate falls as much, does a flat queue (12-14 ms), one that
+        // rises to no more than a quarter of the floor (10 ms), or one that dips on its way
+        // up, as among model flows whose probes come and go.
         for queues in [[12, 14, 13, 12, 14], [2, 4, 6, 8, 10], [14, 22, 16, 20, 24]] {
             let mut trend = Trend::default();
             for (i, queue) in queues.into_iter().enumerate() {
