@@ -241,6 +241,24 @@ enum Competitors {
     /// Unlike BBR v1 they also run the model's fair-share rule (about 32 packets queued
     /// each), which here holds each near an equal split: a stand-in, not a BBR model.
     LossBlind,
+    /// The [`Competitors::LossBlind`] flows without the fair-share rule: one of them is
+    /// closer to a single kernel BBR v1 flow, which keeps a one-BDP queue near full, loses
+    /// little, and takes what a CUBIC window beside it leaves. Unlike kernel BBR its start-up
+    /// overshoots for seconds (the window reaches 8,800 packets at 100 Mbit/s × 40 ms, 37,000
+    /// losses in the first 7 s), and its flight falls after each loss in steady state, so it
+    /// stands in for the share a CUBIC window gets beside one such flow, not for how BBR v1
+    /// probes.
+    BbrLike,
+}
+
+fn bbr_like() -> Arc<dyn ControllerFactory> {
+    let mut f = ModelFactory::default();
+    f.config
+        .tcp_friendly(false)
+        .heavy_loss(1.0)
+        .queue_overflow(1.0, 1.5)
+        .fair_share(0.0, Duration::from_millis(2));
+    Arc::new(f)
 }
 
 fn loss_blind() -> Arc<dyn ControllerFactory> {
@@ -264,6 +282,7 @@ fn competitors(n: usize, kind: Competitors, rtt: Duration) -> Vec<Flow> {
         .map(|i| match kind {
             Competitors::Paced => flow(cubic(), rtt),
             Competitors::LossBlind => flow(loss_blind(), rtt),
+            Competitors::BbrLike => flow(bbr_like(), rtt),
             Competitors::KernelLike => {
                 let spread = if n > 1 {
                     i as f64 / (n - 1) as f64
@@ -307,6 +326,7 @@ impl Scenario {
             Competitors::Paced => cubic(),
             Competitors::KernelLike => kernel_like_cubic(),
             Competitors::LossBlind => loss_blind(),
+            Competitors::BbrLike => bbr_like(),
         };
         let alone = run(&self.flows(&stand_in), seed, self.link);
         let mixed = run(&self.flows(under_test), seed, self.link);
@@ -614,6 +634,32 @@ fn model_holds_its_share_beside_flows_that_ignore_loss() {
         );
         assert!(f.tcp_kept >= 0.9, "beside {n}: they keep {:.2}", f.tcp_kept);
     }
+}
+
+/// Open (issue 12): beside one BBR-like flow ([`Competitors::BbrLike`]) the model competes
+/// from its drain (the queue stands) as a CUBIC window, which that flow's full queue keeps at
+/// 50-100 packets where an equal share is about 300: seeds 1-5 take 0.26-0.44 of an equal
+/// share (median 0.28), as `cubic` in its place does (0.28 with seeds 1-3), while a BBR-like
+/// flow there takes 0.68-0.99. One such flow loses too little for the loss meter, whose bar
+/// is set for many of them. In the lab beside one kernel BBR flow at 100 Mbit/s × 40 ms,
+/// `model` took 0.20-0.28 of an equal share, kernel CUBIC 0.22-0.37 and kernel BBR 0.93-1.08
+/// in the same sitting (BENCHMARKS.md, session 102).
+#[test]
+#[ignore = "open, issue 12: model takes 0.3 of an equal share beside one BBR-like flow"]
+fn model_holds_its_share_beside_one_bbr_like_flow() {
+    let s = Scenario {
+        n: 1,
+        kind: Competitors::BbrLike,
+        late: Duration::ZERO,
+        link: Bottleneck::wan(),
+    };
+    let f = over_seeds("model (BBR-like)", 1, |seed| s.friendliness(&model(), seed));
+    assert!(
+        f.share >= 0.8,
+        "{:.2} x an equal share (a BBR-like flow in its place {:.2})",
+        f.share,
+        f.stand_in_share
+    );
 }
 
 /// Issue 12, the loss meter misled at 1 Gbit/s × 50 ms (a BDP of 4,166 packets): ten
