@@ -68,8 +68,8 @@
 //! Competing with loss-based flows (on by default, [`ModelConfig::tcp_friendly`] turns it
 //! off): a queue still full after the drain, a loss while the queue is full (the RTT half the
 //! path's floor above it), a loss late in cruise at the top of a wide RTT range, a queue that
-//! stands for seconds without a loss, or one that rose in each of four gain cycles while the
-//! estimate fell, by a fifth in all (a competitor's window growing into it), is taken for
+//! stands for seconds without a loss, or one that never fell over four gain cycles while the
+//! estimate never rose, falling by a fifth (a competitor's window growing into it), is taken for
 //! congestion, not random loss, and the model then runs as a CUBIC flow (RFC 9438, `--cc
 //! cubic`'s window) until a trial every 10 s shows the competitors gone, or at once when a
 //! loss comes with the queue empty (random loss: a drop-tail queue drops only when full).
@@ -419,7 +419,7 @@ enum Entry {
     /// floor) the cap was the 4-packet minimum, and the CUBIC window took 0.3 s to grow
     /// back, at 24-106 Mbit/s.
     Drained,
-    /// The queue rose in each of the last gain cycles while the estimate fell from
+    /// The queue rose over the last gain cycles, never falling, while the estimate fell from
     /// `before_pps` ([`competition::Trend`]): start from that estimate over the smoothed
     /// RTT, what the model had in flight before it yielded, with no cut and the cubic epoch
     /// on its plateau. Beside one `cubic` flow at 100 Mbit/s × 40 ms, seeds 1-10, with the

@@ -252,22 +252,23 @@ enum Competitors {
 }
 
 fn bbr_like() -> Arc<dyn ControllerFactory> {
-    let mut f = ModelFactory::default();
-    f.config
-        .tcp_friendly(false)
-        .heavy_loss(1.0)
-        .queue_overflow(1.0, 1.5)
-        .fair_share(0.0, Duration::from_millis(2));
+    let mut f = loss_blind_model();
+    f.config.fair_share(0.0, Duration::from_millis(2));
     Arc::new(f)
 }
 
 fn loss_blind() -> Arc<dyn ControllerFactory> {
+    Arc::new(loss_blind_model())
+}
+
+/// The model with its competition mode and both loss back-offs off.
+fn loss_blind_model() -> ModelFactory {
     let mut f = ModelFactory::default();
     f.config
         .tcp_friendly(false)
         .heavy_loss(1.0)
         .queue_overflow(1.0, 1.5);
-    Arc::new(f)
+    f
 }
 
 fn kernel_like_cubic() -> Arc<dyn ControllerFactory> {

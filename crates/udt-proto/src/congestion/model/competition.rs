@@ -60,8 +60,8 @@
 //!   ([`QueueWatch::standing_throughout`]): loss-based flows can keep a one-BDP queue
 //!   standing between their losses, which may be seconds apart, while the rate-based model
 //!   loses share to their growing windows;
-//! * at the end of a gain cycle, a queue that rose in each of the last four cycles while
-//!   the estimate fell in each, by a fifth in all ([`Trend`]): a window growing beside the
+//! * at the end of a gain cycle, a queue that never fell over the last four cycles while
+//!   the estimate never rose, falling by a fifth in all ([`Trend`]): a window growing beside the
 //!   model, seen before the queue has stood long enough, or high enough, for the signal
 //!   above.
 //!
@@ -372,11 +372,11 @@ const TREND_QUEUE: f64 = 0.25;
 /// without. The model's own queue cannot do this: what it queues is what it sends beyond
 /// the link, so its estimate rises with it.
 ///
-/// Every step must fall and rise. Among model flows, whose probes come and go, a first
+/// No step may go the wrong way. Among model flows, whose probes come and go, a first
 /// version that compared only the first and last cycles fired on the queue's swings: eight
 /// default `model` flows on one 200 Mbit/s × 50 ms link shared at a median σ/μ of 0.248
 /// (main's build 0.166), and two of them at 0.221 and 0.134 on seeds 12 and 22 (0.031 and
-/// 0.049); with every step asked, 0.174, and the two flows as main's.
+/// 0.049); with every step checked, 0.174, and the two flows as main's.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Trend {
     /// (estimate, queue delay) at the cycles' ends, oldest first; the first `len` of them
@@ -399,8 +399,8 @@ impl Trend {
         self.len = 0;
     }
 
-    /// If over the cycles marked the estimate fell at every step, to below [`TREND_FALL`]
-    /// of where it was, while the queue rose at every step, by more than [`TREND_RISE`] of
+    /// If over the cycles marked the estimate never rose, falling below [`TREND_FALL`] of
+    /// where it was, while the queue never fell, rising by more than [`TREND_RISE`] of
     /// `floor` to more than [`TREND_QUEUE`] of it: the first estimate, what the model had
     /// before it yielded.
     pub(super) fn yielding(&self, floor: Duration) -> Option<f64> {
